@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_k.ml.evaluate import CompetitionData, evaluate, score_oof
+from agent_k.ml.evaluate import CompetitionData, evaluate, fold_scores, read_oof
 from agent_k.ml.profiling import CVScheme
 from agent_k.ml.recipes import FeatureOptions, ModelFamily, default_recipe, mutate
 from agent_k.ml.render import render_solution
@@ -25,7 +25,11 @@ from agent_k.platforms.submission_format import read_submission
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 FEATURE_OPTIONS = {
-    "penguins": FeatureOptions(skewed=("body_mass_g",), high_cardinality=("island", "sex")),
+    "penguins": FeatureOptions(
+        skewed=("body_mass_g",),
+        high_cardinality=("island", "sex"),
+        ratios=(("bill_length_mm", "bill_depth_mm"), ("body_mass_g", "flipper_length_mm")),
+    ),
     "diabetes": FeatureOptions(skewed=("s4",), log_target=True),
 }
 
@@ -63,12 +67,12 @@ def test_cv_comes_from_out_of_fold_predictions(home: Path, tmp_path: Path) -> No
     assert result.status == "succeeded", result.error
     assert len(result.fold_scores) == 3 and result.cv_mean == pytest.approx(sum(result.fold_scores) / 3)
     assert result.oof_path is not None
-    assert score_oof(data, result.oof_path) == pytest.approx(result.fold_scores, abs=1e-6)
+    assert fold_scores(data, read_oof(data, result.oof_path)) == pytest.approx(result.fold_scores, abs=1e-6)
 
     oof = pd.read_csv(result.oof_path)
     oof.iloc[1:].to_csv(tmp_path / "short.csv", index=False)
     with pytest.raises(InvalidSubmission, match="every training row exactly once"):
-        score_oof(data, tmp_path / "short.csv")
+        read_oof(data, tmp_path / "short.csv")
 
 
 def test_a_broken_recipe_is_a_failed_candidate_with_its_reason(home: Path, tmp_path: Path) -> None:
@@ -107,11 +111,16 @@ def test_feature_operations_run_standalone(home: Path, tmp_path: Path) -> None:
     spec = LocalPlatform(home / "competitions").ensure("penguins")
     data = CompetitionData.load(spec, home / "competitions" / "penguins" / "public")
     recipe = default_recipe(ModelFamily.linear).model_copy(
-        update={"log_columns": ("body_mass_g", "flipper_length_mm"), "frequency_columns": ("island", "sex")}
+        update={
+            "log_columns": ("body_mass_g", "flipper_length_mm"),
+            "frequency_columns": ("island", "sex"),
+            "ratio_columns": (("bill_length_mm", "bill_depth_mm"),),
+        }
     )
-    assert recipe.summary().endswith("[log+frequency]")
+    assert recipe.summary().endswith("[log+frequency+ratio]")
     result = asyncio.run(evaluate(recipe, data, CV, tmp_path / "c", Limits(timeout_s=60)))
     assert result.status == "succeeded", result.error
     source = (tmp_path / "c" / "solution.py").read_text()
-    assert "LOG_COLUMNS = ['body_mass_g', 'flipper_length_mm']" in source
-    assert "FREQUENCY_COLUMNS = ['island', 'sex']" in source
+    assert "log_columns=['body_mass_g', 'flipper_length_mm']" in source
+    assert "frequency_columns=['island', 'sex']" in source
+    assert "ratio_columns=[('bill_length_mm', 'bill_depth_mm')]" in source

@@ -96,6 +96,17 @@ class EvolutionGeneration(BaseModel):
     """Share of the evolution budget used so far, 0 to 1."""
 
 
+class EvolutionEnsemble(BaseModel):
+    type: Literal["evolution.ensemble"] = "evolution.ensemble"
+    members: list[str]
+    """Candidate keys in the blend, best first."""
+    weights: list[float]
+    cv_score: float | None
+    best_single: float | None
+    kept: bool
+    reason: str
+
+
 class ApprovalRequested(BaseModel):
     type: Literal["approval.requested"] = "approval.requested"
     cv_score: float | None
@@ -152,6 +163,7 @@ EventData = Annotated[
     | ResearchFinding
     | CandidateEvaluated
     | EvolutionGeneration
+    | EvolutionEnsemble
     | ApprovalRequested
     | ApprovalGranted
     | ApprovalRejected

@@ -10,37 +10,71 @@ from pathlib import Path
 from agent_k.events.models import CandidateEvaluated
 from agent_k.mission.context import GraphContext
 from agent_k.mission.state import MissionState, Phase
-from agent_k.ml.evaluate import CompetitionData
-from agent_k.ml.recipes import Recipe
+from agent_k.ml.evaluate import CompetitionData, Evaluation
+from agent_k.ml.profiling import CVScheme
+from agent_k.ml.recipes import Recipe, Solution, load_solution
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import Proposal, Scored
+from agent_k.platforms.base import Competition
 from agent_k.store.models import CandidateRow, utcnow
+
+SCREEN_MIN_RUNTIME_S = 3.0
+"""Below this typical runtime a candidate is cheaper to evaluate in full than to screen first."""
+SCREEN_RANK = 3
+"""A screened candidate goes on to full CV if its first fold beats the SCREEN_RANK-th best candidate's."""
 
 
 @dataclass(frozen=True)
 class ArchivedCandidate:
     key: str
-    recipe: Recipe
+    recipe: Solution
     generation: int
     status: str
     cv: float | None
+    fold_scores: list[float]
     runtime_s: float | None
+    error: str | None
     folder: Path
 
     @classmethod
     def from_row(cls, row: CandidateRow, mission_dir: Path) -> ArchivedCandidate:
         return cls(
             key=row.key,
-            recipe=Recipe.model_validate_json(row.recipe),
+            recipe=load_solution(row.recipe),
             generation=row.generation,
             status=row.status,
             cv=row.cv_mean,
+            fold_scores=json.loads(row.fold_scores or "[]"),
             runtime_s=row.runtime_s,
+            error=row.error_tail,
             folder=candidate_dir(mission_dir, row.key),
         )
 
-    def scored(self) -> Scored:
-        return Scored(self.recipe, self.cv if self.status == "succeeded" else None)
+
+@dataclass(frozen=True)
+class Screen:
+    """Cheap-first evaluation: run `folds` folds, and go on only if they score at least `threshold`."""
+
+    folds: int
+    threshold: float
+
+
+def search_history(candidates: list[ArchivedCandidate]) -> list[Scored]:
+    """Single-recipe candidates as the search sees them (ensembles are never parents)."""
+    return [
+        Scored(c.recipe, c.cv if c.status == "succeeded" else None) for c in candidates if isinstance(c.recipe, Recipe)
+    ]
+
+
+def screen_for(
+    candidates: list[ArchivedCandidate], competition: Competition, cv: CVScheme, typical_runtime_s: float
+) -> Screen | None:
+    """Screen on one fold when full CV is costly and there is a reference to beat; otherwise None."""
+    done = [c for c in candidates if c.status == "succeeded" and c.cv is not None and c.fold_scores]
+    if typical_runtime_s < SCREEN_MIN_RUNTIME_S or cv.n_folds < 3 or len(done) < SCREEN_RANK:
+        return None
+    done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
+    return Screen(folds=1, threshold=done[SCREEN_RANK - 1].fold_scores[0])
 
 
 def feature_drops(state: MissionState) -> tuple[str, ...]:
@@ -60,6 +94,48 @@ def archive(ctx: GraphContext, state: MissionState) -> list[ArchivedCandidate]:
     return [ArchivedCandidate.from_row(r, ctx.mission_dir) for r in ctx.store.candidates(state.mission_id)]
 
 
+def record(
+    ctx: GraphContext,
+    state: MissionState,
+    solution: Solution,
+    result: Evaluation,
+    *,
+    status: str,
+    generation: int,
+    parents: tuple[str, ...],
+    phase: Phase,
+) -> ArchivedCandidate:
+    """Archive one evaluated candidate and announce it."""
+    row = CandidateRow(
+        mission_id=state.mission_id,
+        key=solution.key,
+        generation=generation,
+        recipe=solution.model_dump_json(),
+        script_path=str(result.script_path) if result.script_path else None,
+        cv_mean=result.cv_mean if status == "succeeded" else None,
+        fold_scores=json.dumps(result.fold_scores),
+        runtime_s=result.runtime_s,
+        parents=json.dumps(list(parents)),
+        status=status,
+        error_tail=result.error,
+        created_at=utcnow(),
+    )
+    ctx.store.save_candidate(row)
+    ctx.events.emit(
+        CandidateEvaluated(
+            candidate_key=solution.key,
+            generation=generation,
+            recipe=solution.summary(),
+            status=status,
+            cv_score=row.cv_mean,
+            runtime_s=result.runtime_s,
+            error=result.error.splitlines()[0][:200] if result.error else None,
+        ),
+        phase,
+    )
+    return ArchivedCandidate.from_row(row, ctx.mission_dir)
+
+
 async def evaluate_proposals(
     ctx: GraphContext,
     state: MissionState,
@@ -69,51 +145,49 @@ async def evaluate_proposals(
     phase: Phase,
     timeout_s: float,
     parallel: int,
+    screen: Screen | None = None,
 ) -> list[ArchivedCandidate]:
     """Evaluate in parallel; a recipe already in the archive (e.g. before a crash) is not run again."""
-    assert state.selected_competition is not None and state.research_findings is not None
-    assert state.data_dir is not None
+    competition, findings = state.selected_competition, state.research_findings
+    assert competition is not None and findings is not None and state.data_dir is not None
     known = {c.key: c for c in archive(ctx, state)}
-    data = CompetitionData.load(state.selected_competition, Path(state.data_dir))
+    data = CompetitionData.load(competition, Path(state.data_dir))
     threads = max(1, ctx.settings.parallel_evaluations // max(1, min(parallel, len(proposals))))
     limits = Limits(timeout_s=max(1.0, timeout_s), memory_mb=ctx.settings.candidate_memory_mb, threads=threads)
     semaphore = asyncio.Semaphore(parallel)
-    cv = state.research_findings.cv
 
     async def one(proposal: Proposal) -> ArchivedCandidate:
-        key = proposal.recipe.key
-        if key in known:
-            return known[key]
+        recipe = proposal.recipe
+        if recipe.key in known:
+            return known[recipe.key]
+        workdir = candidate_dir(ctx.mission_dir, recipe.key)
         async with semaphore:
-            workdir = candidate_dir(ctx.mission_dir, key)
-            result = await ctx.evaluator.evaluate(proposal.recipe, data, cv, workdir, limits)
-        row = CandidateRow(
-            mission_id=state.mission_id,
-            key=key,
-            generation=generation,
-            recipe=proposal.recipe.model_dump_json(),
-            script_path=str(result.script_path) if result.script_path else None,
-            cv_mean=result.cv_mean,
-            fold_scores=json.dumps(result.fold_scores),
-            runtime_s=result.runtime_s,
-            parents=json.dumps(list(proposal.parents)),
-            status=result.status,
-            error_tail=result.error,
-            created_at=utcnow(),
+            result, status = await _screen_then_evaluate(ctx, recipe, data, findings.cv, workdir, limits, screen)
+        return record(
+            ctx, state, recipe, result, status=status, generation=generation, parents=proposal.parents, phase=phase
         )
-        ctx.store.save_candidate(row)
-        ctx.events.emit(
-            CandidateEvaluated(
-                candidate_key=key,
-                generation=generation,
-                recipe=proposal.recipe.summary(),
-                status=result.status,
-                cv_score=result.cv_mean,
-                runtime_s=result.runtime_s,
-                error=(result.error or "").splitlines()[0][:200] if result.error else None,
-            ),
-            phase,
-        )
-        return ArchivedCandidate.from_row(row, ctx.mission_dir)
 
     return list(await asyncio.gather(*(one(p) for p in proposals)))
+
+
+async def _screen_then_evaluate(
+    ctx: GraphContext,
+    recipe: Recipe,
+    data: CompetitionData,
+    cv: CVScheme,
+    workdir: Path,
+    limits: Limits,
+    screen: Screen | None,
+) -> tuple[Evaluation, str]:
+    spent = 0.0
+    if screen is not None:
+        quick = await ctx.evaluator.evaluate(recipe, data, cv, workdir, limits, folds=screen.folds)
+        if quick.status != "succeeded" or quick.cv_mean is None:
+            return quick, "failed"
+        if data.spec.better(screen.threshold, quick.cv_mean):
+            quick.error = f"screened out: {quick.cv_mean:.6g} on {screen.folds} fold(s), needed {screen.threshold:.6g}"
+            return quick, "screened_out"
+        spent = quick.runtime_s
+    result = await ctx.evaluator.evaluate(recipe, data, cv, workdir, limits)
+    result.runtime_s += spent
+    return result, result.status

@@ -42,6 +42,7 @@ class EvolutionState(BaseModel):
     no_improvement: int = 0
     evaluated: int = 0
     failed: int = 0
+    screened_out: int = 0
     stop_reason: str | None = None
 
 

@@ -12,10 +12,10 @@ import pandas as pd
 
 from agent_k.ml import metrics
 from agent_k.ml.profiling import CVScheme
-from agent_k.ml.recipes import Recipe
+from agent_k.ml.recipes import Solution
 from agent_k.ml.render import render_solution
 from agent_k.ml.sandbox import Limits, run_sandboxed
-from agent_k.platforms.base import Competition, InvalidSubmission, TaskType
+from agent_k.platforms.base import Competition, InvalidSubmission, PredictionKind, TaskType
 from agent_k.platforms.submission_format import read_submission
 
 
@@ -48,57 +48,100 @@ class Evaluation:
     oof_path: Path | None = None
 
 
-def score_oof(data: CompetitionData, oof_path: Path) -> list[float]:
-    """Per-fold scores of out-of-fold predictions. Every train row must appear exactly once."""
+@dataclass(frozen=True)
+class OutOfFold:
+    """Validated out-of-fold predictions: values (regression) or one probability column per class."""
+
+    ids: np.ndarray
+    folds: np.ndarray
+    predictions: pd.DataFrame
+
+
+def oof_columns(spec: Competition) -> list[str]:
+    return [spec.target] if spec.task is TaskType.regression else list(spec.classes or [])
+
+
+def as_predictions(spec: Competition, predictions: pd.DataFrame) -> pd.DataFrame:
+    """Out-of-fold columns in the competition's submission format (a label, P(positive) or per-class)."""
+    if spec.task is TaskType.regression or spec.prediction is PredictionKind.probabilities:
+        return predictions
+    classes = list(spec.classes or [])
+    if spec.prediction is PredictionKind.value:
+        return pd.DataFrame({spec.target: np.asarray(classes)[predictions[classes].to_numpy().argmax(axis=1)]})
+    return pd.DataFrame({spec.target: predictions[classes[-1]]})
+
+
+def read_oof(data: CompetitionData, oof_path: Path, *, complete: bool = True) -> OutOfFold:
+    """Read and check an out-of-fold file. Complete: every train row exactly once, in train order."""
     spec = data.spec
     try:
         oof = pd.read_csv(oof_path)
     except (OSError, ValueError) as exc:
         raise InvalidSubmission(f"cannot read out-of-fold predictions: {exc}") from exc
-    expected = [spec.id_column, "fold", *spec.prediction_columns]
+    expected = [spec.id_column, "fold", *oof_columns(spec)]
     if list(oof.columns) != expected:
         raise InvalidSubmission(f"out-of-fold columns must be {expected}, got {list(oof.columns)}")
     ids = metrics.normalize_labels(oof[spec.id_column])
-    if len(oof) != len(data.train_target) or ids.duplicated().any() or set(ids) != set(data.train_target.index):
+    known = set(data.train_target.index)
+    if ids.duplicated().any() or not set(ids) <= known or (complete and len(ids) != len(known)):
         raise InvalidSubmission("out-of-fold predictions must cover every training row exactly once")
-    predictions = oof[spec.prediction_columns]
-    if predictions.isna().to_numpy().any():
-        raise InvalidSubmission("out-of-fold predictions contain missing values")
-    if spec.task is TaskType.regression and not np.isfinite(predictions.to_numpy(dtype=float)).all():
-        raise InvalidSubmission("out-of-fold predictions contain non-finite values")
-    y_true = data.train_target.loc[ids.to_numpy()].reset_index(drop=True)
+    predictions = oof[oof_columns(spec)]
+    values = predictions.to_numpy(dtype=float)
+    if not np.isfinite(values).all():
+        raise InvalidSubmission("out-of-fold predictions contain missing or non-finite values")
+    if complete:
+        order = pd.Series(np.arange(len(ids)), index=ids.to_numpy()).loc[data.train_target.index].to_numpy()
+        oof = oof.iloc[order].reset_index(drop=True)
+        ids, predictions = ids.iloc[order].reset_index(drop=True), predictions.iloc[order].reset_index(drop=True)
+    return OutOfFold(ids.to_numpy(), oof["fold"].to_numpy(), predictions)
+
+
+def fold_scores(data: CompetitionData, oof: OutOfFold) -> list[float]:
+    y_true = data.train_target.loc[oof.ids].reset_index(drop=True)
+    predictions = as_predictions(data.spec, oof.predictions)
     scores = []
-    for fold in sorted(oof["fold"].unique()):
-        rows = (oof["fold"] == fold).to_numpy()
-        scores.append(metrics.score(spec, y_true[rows], predictions[rows].reset_index(drop=True)))
+    for fold in sorted(np.unique(oof.folds)):
+        rows = oof.folds == fold
+        scores.append(metrics.score(data.spec, y_true[rows], predictions[rows].reset_index(drop=True)))
     return scores
 
 
-async def evaluate(recipe: Recipe, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits) -> Evaluation:
+async def evaluate(
+    solution: Solution, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits, *, folds: int | None = None
+) -> Evaluation:
+    """Run the solution sandboxed and score its out-of-fold predictions.
+
+    `folds=None`: full CV and the submission. `folds=K`: the first K folds only, no submission (a quick
+    screen). `folds=0`: the submission only (a blend, whose CV comes from its members' predictions).
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
-    script.write_text(render_solution(recipe, data.spec, cv))
-    submission, oof = workdir / "submission.csv", workdir / "oof.csv"
-    for stale in (submission, oof):
+    script.write_text(render_solution(solution, data.spec, cv))
+    submission, oof_path = workdir / "submission.csv", workdir / "oof.csv"
+    for stale in (submission, oof_path):
         stale.unlink(missing_ok=True)
-    result = await run_sandboxed(
-        [sys.executable, str(script), "--data", str(data.data_dir), "--out", str(submission), "--oof", str(oof)],
-        workdir=workdir,
-        limits=limits,
-    )
+    command = [sys.executable, str(script), "--data", str(data.data_dir), "--out", str(submission)]
+    if folds != 0:
+        command += ["--oof", str(oof_path)]
+    if folds:
+        command += ["--folds", str(folds), "--cv-only"]
+    result = await run_sandboxed(command, workdir=workdir, limits=limits)
     evaluation = Evaluation(status="failed", runtime_s=result.runtime_s, script_path=script)
     if not result.ok:
         evaluation.error = f"{result.failure_reason()}\n{result.stderr_tail}".strip()[-2000:]
         return evaluation
     try:
-        folds = score_oof(data, oof)
-        read_submission(submission, data.spec, data.test_ids)
+        if folds != 0:
+            evaluation.fold_scores = [
+                round(s, 6) for s in fold_scores(data, read_oof(data, oof_path, complete=not folds))
+            ]
+            evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
+            evaluation.oof_path = oof_path
+        if not folds:
+            read_submission(submission, data.spec, data.test_ids)
+            evaluation.submission_path = submission
     except InvalidSubmission as exc:
         evaluation.error = str(exc)
         return evaluation
     evaluation.status = "succeeded"
-    evaluation.fold_scores = [round(s, 6) for s in folds]
-    evaluation.cv_mean = float(np.mean(folds))
-    evaluation.submission_path = submission
-    evaluation.oof_path = oof
     return evaluation

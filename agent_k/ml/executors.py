@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from agent_k.ml.evaluate import CompetitionData, Evaluation, evaluate
 from agent_k.ml.profiling import CVScheme
-from agent_k.ml.recipes import Recipe
+from agent_k.ml.recipes import Solution
 from agent_k.ml.sandbox import Limits
 
 
@@ -25,7 +25,14 @@ class Evaluator(Protocol):
     parallelism: int
 
     async def evaluate(
-        self, recipe: Recipe, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits
+        self,
+        solution: Solution,
+        data: CompetitionData,
+        cv: CVScheme,
+        workdir: Path,
+        limits: Limits,
+        *,
+        folds: int | None = None,
     ) -> Evaluation: ...
 
     def close(self) -> None: ...
@@ -38,19 +45,26 @@ class LocalEvaluator:
     parallelism: int
 
     async def evaluate(
-        self, recipe: Recipe, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits
+        self,
+        solution: Solution,
+        data: CompetitionData,
+        cv: CVScheme,
+        workdir: Path,
+        limits: Limits,
+        *,
+        folds: int | None = None,
     ) -> Evaluation:
-        return await evaluate(recipe, data, cv, workdir, limits)
+        return await evaluate(solution, data, cv, workdir, limits, folds=folds)
 
     def close(self) -> None:
         pass
 
 
 def _evaluate_in_worker(
-    recipe: Recipe, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits
+    solution: Solution, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits, folds: int | None
 ) -> Evaluation:
     """Runs on a Dask worker: the same sandboxed evaluation, in the worker's own event loop."""
-    return asyncio.run(evaluate(recipe, data, cv, workdir, limits))
+    return asyncio.run(evaluate(solution, data, cv, workdir, limits, folds=folds))
 
 
 class DaskEvaluator:
@@ -70,9 +84,16 @@ class DaskEvaluator:
         self.parallelism = max(1, sum(self._client.nthreads().values()))
 
     async def evaluate(
-        self, recipe: Recipe, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits
+        self,
+        solution: Solution,
+        data: CompetitionData,
+        cv: CVScheme,
+        workdir: Path,
+        limits: Limits,
+        *,
+        folds: int | None = None,
     ) -> Evaluation:
-        future = self._executor.submit(_evaluate_in_worker, recipe, data, cv, workdir, limits)
+        future = self._executor.submit(_evaluate_in_worker, solution, data, cv, workdir, limits, folds)
         try:
             result: Evaluation = await asyncio.wrap_future(future)
         except asyncio.CancelledError:

@@ -13,16 +13,21 @@ from agent_k.platforms.base import Competition, TaskType
 
 LEAKAGE_THRESHOLD = 0.99
 LEAKAGE_SAMPLE_ROWS = 5000
+DATE_SAMPLE_ROWS = 200
 DRIFT_THRESHOLD = 0.1
 DRIFT_P_VALUE = 0.01
 
 
 class ColumnProfile(BaseModel):
     name: str
-    kind: Literal["numeric", "categorical"]
+    kind: Literal["numeric", "categorical", "datetime"]
     missing_fraction: float
     n_unique: int
     skew: float | None = None
+    positive: bool = False
+    """Numeric and strictly positive: usable as a ratio's denominator."""
+    single_column_score: float | None = None
+    """Cross-validated score of a small tree on this column alone (see LeakageSuspect)."""
 
 
 class TargetProfile(BaseModel):
@@ -77,7 +82,14 @@ def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Resea
     columns = [_column_profile(train[c]) for c in features]
     id_like = [spec.id_column, *[c.name for c in columns if _looks_like_id(train[c.name], c)]]
     candidates = [c for c in features if c not in id_like]
-    leaks = _leakage_suspects(spec, train, candidates)
+    single_scores = _single_column_scores(spec, train, candidates)
+    for column in columns:
+        column.single_column_score = single_scores.get(column.name)
+    leaks = [
+        LeakageSuspect(column=c, single_column_score=score)
+        for c, score in single_scores.items()
+        if score >= LEAKAGE_THRESHOLD
+    ]
     drift = [_drift(train[c], test[c]) for c in candidates if c in test.columns]
     cv = CVScheme(
         kind="kfold" if spec.task is TaskType.regression else "stratified_kfold",
@@ -102,13 +114,26 @@ def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Resea
 def _column_profile(values: pd.Series) -> ColumnProfile:
     numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
     skew = _number(values.skew()) if numeric and values.nunique() > 2 else None
+    kind: Literal["numeric", "categorical", "datetime"] = "numeric" if numeric else "categorical"
+    if not numeric and _looks_like_dates(values):
+        kind = "datetime"
     return ColumnProfile(
         name=str(values.name),
-        kind="numeric" if numeric else "categorical",
+        kind=kind,
         missing_fraction=round(float(values.isna().mean()), 4),
         n_unique=int(values.nunique()),
         skew=None if skew is None or not np.isfinite(skew) else round(skew, 3),
+        positive=bool(numeric and values.notna().any() and values.min() > 0),
     )
+
+
+def _looks_like_dates(values: pd.Series) -> bool:
+    """Text that parses as dates (ISO, or one consistent day/month layout) in at least 95% of a sample."""
+    sample = values.dropna().astype(str).head(DATE_SAMPLE_ROWS)
+    if sample.empty or not sample.str.contains(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}", regex=True).all():
+        return False
+    parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
+    return bool(parsed.notna().mean() >= 0.95)
 
 
 def _looks_like_id(values: pd.Series, column: ColumnProfile) -> bool:
@@ -136,8 +161,11 @@ def _target_profile(spec: Competition, target: pd.Series) -> TargetProfile:
     )
 
 
-def _leakage_suspects(spec: Competition, train: pd.DataFrame, columns: list[str]) -> list[LeakageSuspect]:
-    """A column is suspect when a small tree on that column alone predicts the target almost perfectly."""
+def _single_column_scores(spec: Competition, train: pd.DataFrame, columns: list[str]) -> dict[str, float]:
+    """How well a small tree on each column alone predicts the target (cross-validated, on a sample).
+
+    A score of LEAKAGE_THRESHOLD or more makes the column a leakage suspect; the scores also rank the
+    columns for feature construction."""
     from sklearn.model_selection import cross_val_score
     from sklearn.preprocessing import OrdinalEncoder
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -146,8 +174,8 @@ def _leakage_suspects(spec: Competition, train: pd.DataFrame, columns: list[str]
     regression = spec.task is TaskType.regression
     y = sample[spec.target] if regression else normalize_labels(sample[spec.target])
     if not regression and y.value_counts().min() < 3:
-        return []
-    suspects = []
+        return {}
+    scores = {}
     for column in columns:
         column_values = sample[[column]]
         if not pd.api.types.is_numeric_dtype(column_values[column]):
@@ -157,10 +185,8 @@ def _leakage_suspects(spec: Competition, train: pd.DataFrame, columns: list[str]
             values = column_values.fillna(column_values[column].median()).to_numpy()
         model = DecisionTreeRegressor(max_depth=8) if regression else DecisionTreeClassifier(max_depth=8)
         scoring = "r2" if regression else "balanced_accuracy"
-        result = float(np.mean(cross_val_score(model, values, y, cv=3, scoring=scoring)))
-        if result >= LEAKAGE_THRESHOLD:
-            suspects.append(LeakageSuspect(column=column, single_column_score=round(result, 4)))
-    return suspects
+        scores[column] = round(float(np.mean(cross_val_score(model, values, y, cv=3, scoring=scoring))), 4)
+    return scores
 
 
 def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
@@ -188,14 +214,11 @@ def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
 
 
 def _recommended_families(spec: Competition, train: pd.DataFrame, columns: list[ColumnProfile]) -> list[str]:
-    families = ["lightgbm", "hist_gradient_boosting", "extra_trees", "random_forest"]
-    if len(train) <= 20_000:
-        families.append("linear")
-        if all(c.kind == "numeric" for c in columns):
-            families.append("knn")
-    else:
-        families.insert(2, "linear")
-    return families
+    """Families to try, in order: a strong baseline, then the cheap ones (fast diversity for blends)."""
+    families = ["lightgbm", "linear"]
+    if len(train) <= 20_000 and all(c.kind == "numeric" for c in columns):
+        families.append("knn")
+    return [*families, "hist_gradient_boosting", "extra_trees", "random_forest"]
 
 
 def _notes(findings: ResearchFindings) -> list[str]:

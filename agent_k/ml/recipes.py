@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 ParamValue = int | float | str
 
@@ -40,6 +40,10 @@ class Recipe(BaseModel):
     """Skewed numeric columns replaced by sign(x)·log(1 + |x|)."""
     frequency_columns: tuple[str, ...] = ()
     """Categorical columns that also get a feature: how often their value occurs in train and test."""
+    ratio_columns: tuple[tuple[str, str], ...] = ()
+    """(numerator, denominator) pairs of positive numeric columns that become a new feature."""
+    date_columns: tuple[str, ...] = ()
+    """Date columns replaced by their year, month, day and weekday."""
 
     @property
     def key(self) -> str:
@@ -50,7 +54,8 @@ class Recipe(BaseModel):
 
     @property
     def feature_set(self) -> str:
-        ops = [name for name, on in (("log", self.log_columns), ("frequency", self.frequency_columns)) if on]
+        operations = (("log", self.log_columns), ("frequency", self.frequency_columns), ("ratio", self.ratio_columns))
+        ops = [name for name, on in operations if on]
         return "+".join(ops) or "base"
 
     @property
@@ -159,8 +164,16 @@ DEFAULTS: dict[ModelFamily, dict[str, ParamValue]] = {
 }
 
 
-def default_recipe(family: ModelFamily, drop_columns: tuple[str, ...] = (), log_target: bool = False) -> Recipe:
-    return Recipe(family=family, params=dict(DEFAULTS[family]), drop_columns=drop_columns, log_target=log_target)
+def default_recipe(
+    family: ModelFamily, drop_columns: tuple[str, ...] = (), date_columns: tuple[str, ...] = ()
+) -> Recipe:
+    return Recipe(family=family, params=dict(DEFAULTS[family]), drop_columns=drop_columns, date_columns=date_columns)
+
+
+def random_recipe(family: ModelFamily, rng: random.Random, base: Recipe) -> Recipe:
+    """A fresh point of the family's space (an "immigrant"), keeping `base`'s column choices."""
+    params = {name: spec.sample(rng) for name, spec in SPACE[family].items()}
+    return base.model_copy(update={"family": family, "params": params})
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,8 @@ class FeatureOptions:
 
     skewed: tuple[str, ...] = ()
     high_cardinality: tuple[str, ...] = ()
+    ratios: tuple[tuple[str, str], ...] = ()
+    dates: tuple[str, ...] = ()
     log_target: bool = False
 
 
@@ -185,6 +200,8 @@ def mutate(recipe: Recipe, rng: random.Random, options: FeatureOptions = Feature
         update["log_columns"] = () if recipe.log_columns else options.skewed
     if options.high_cardinality and rng.random() < 0.15:
         update["frequency_columns"] = () if recipe.frequency_columns else options.high_cardinality
+    if options.ratios and rng.random() < 0.15:
+        update["ratio_columns"] = () if recipe.ratio_columns else options.ratios
     return recipe.model_copy(update=update)
 
 
@@ -199,5 +216,40 @@ def crossover(a: Recipe, b: Recipe, rng: random.Random) -> Recipe:
             "log_target": rng.choice((a.log_target, b.log_target)),
             "log_columns": rng.choice((a.log_columns, b.log_columns)),
             "frequency_columns": rng.choice((a.frequency_columns, b.frequency_columns)),
+            "ratio_columns": rng.choice((a.ratio_columns, b.ratio_columns)),
         }
     )
+
+
+class Ensemble(BaseModel):
+    """A weighted blend of recipes: each member trains on its own features, their predictions are averaged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    members: tuple[Recipe, ...] = Field(min_length=2)
+    weights: tuple[float, ...]
+
+    @model_validator(mode="after")
+    def _one_weight_per_member(self) -> Ensemble:
+        if len(self.weights) != len(self.members) or min(self.weights) <= 0:
+            raise ValueError("an ensemble needs one positive weight per member")
+        return self
+
+    @property
+    def key(self) -> str:
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def summary(self) -> str:
+        total = sum(self.weights)
+        parts = [f"{w / total:.2f} {m.family.value}" for m, w in zip(self.members, self.weights, strict=True)]
+        return "blend of " + " + ".join(parts)
+
+
+Solution = Recipe | Ensemble
+"""What a candidate is: one recipe, or a blend of recipes."""
+
+
+def load_solution(payload: str) -> Solution:
+    """A solution from its archived JSON."""
+    return TypeAdapter(Solution).validate_json(payload)

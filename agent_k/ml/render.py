@@ -7,7 +7,7 @@ from importlib import resources
 from string import Template
 
 from agent_k.ml.profiling import CVScheme
-from agent_k.ml.recipes import ModelFamily, ParamValue, Recipe
+from agent_k.ml.recipes import Ensemble, ModelFamily, ParamValue, Recipe, Solution
 from agent_k.platforms.base import Competition, TaskType
 
 _CLASSES: dict[ModelFamily, tuple[str, str, str]] = {
@@ -54,31 +54,42 @@ def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
     return f"from {module} import {name}", f"{name}({', '.join(arguments)})"
 
 
-def render_solution(recipe: Recipe, competition: Competition, cv: CVScheme) -> str:
+def _member(recipe: Recipe, weight: float, regression: bool) -> str:
+    """One `Member(...)` entry, naming only the options this recipe sets."""
+    _, model = _model_expression(recipe, regression)
+    if len(model) > 90:  # one argument per line
+        name, arguments = model[:-1].split("(", 1)
+        model = f"{name}(\n" + "".join(f"            {a},\n" for a in arguments.split(", ")) + "        )"
+    fields = [f"weight={weight!r}", f"model={model}"]
+    if recipe.family.needs_scaling:
+        fields.append("scaled=True")
+    for name in ("drop_columns", "log_columns", "frequency_columns", "ratio_columns", "date_columns"):
+        values = getattr(recipe, name)
+        if values:
+            fields.append(f"{name}={list(values)!r}")
+    if recipe.log_target and regression:
+        fields.append("log_target=True")
+    return "    Member(\n" + "".join(f"        {f},\n" for f in fields) + "    ),"
+
+
+def render_solution(solution: Solution, competition: Competition, cv: CVScheme) -> str:
     regression = competition.task is TaskType.regression
-    model_import, model = _model_expression(recipe, regression)
-    scaled = recipe.family.needs_scaling
+    if isinstance(solution, Ensemble):
+        members = list(zip(solution.members, solution.weights, strict=True))
+        summary = f"Ensemble: {solution.summary()}"
+    else:
+        members, summary = [(solution, 1.0)], f"Recipe: {solution.summary()}"
+    imports = sorted({_model_expression(recipe, regression)[0] for recipe, _ in members})
     return _template().substitute(
         competition_id=competition.id,
-        summary=recipe.summary(),
+        summary=summary,
         n_folds=cv.n_folds,
-        model_import=model_import,
+        model_imports="\n".join(imports),
         target=repr(competition.target),
         id_column=repr(competition.id_column),
         task=repr(competition.task.value),
         prediction=repr(competition.prediction.value),
         classes=repr(competition.classes),
-        positive_class=repr(competition.positive_class),
-        drop_columns=repr(list(recipe.drop_columns)),
-        log_columns=repr(list(recipe.log_columns)),
-        frequency_columns=repr(list(recipe.frequency_columns)),
-        log_target=repr(recipe.log_target and regression),
         seed=cv.seed,
-        numeric_steps='SimpleImputer(strategy="median"), StandardScaler()'
-        if scaled
-        else 'SimpleImputer(strategy="median")',
-        encoder='OneHotEncoder(handle_unknown="infrequent_if_exist", min_frequency=5)'
-        if scaled
-        else 'OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)',
-        model=model,
+        members="\n".join(_member(recipe, weight, regression) for recipe, weight in members),
     )

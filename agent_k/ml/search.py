@@ -8,16 +8,29 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import combinations
 
 from agent_k.ml.profiling import ResearchFindings
-from agent_k.ml.recipes import FeatureOptions, ModelFamily, Recipe, crossover, default_recipe, mutate
+from agent_k.ml.recipes import (
+    FeatureOptions,
+    ModelFamily,
+    Recipe,
+    crossover,
+    default_recipe,
+    mutate,
+    random_recipe,
+)
 from agent_k.platforms.base import Competition, TaskType
 
 CROSSOVER_RATE = 0.3
 MIN_IMPROVEMENT = 1e-4
-PATIENCE = 4
+PATIENCE = 6
 """Generations without an improvement of at least MIN_IMPROVEMENT (relative) before we call it converged."""
+EXPLORE = 0.25
+"""Share of a stagnating generation given to fresh random points of an elite's family."""
 HIGH_CARDINALITY = 10
+RATIO_COLUMNS = 4
+"""Ratios are formed between pairs of the most informative positive numeric columns (at most 6 pairs)."""
 SKEWED = 1.0
 
 
@@ -56,9 +69,16 @@ def improved(new: float, old: float | None, competition: Competition) -> bool:
 
 def feature_options(findings: ResearchFindings, competition: Competition, drop: tuple[str, ...]) -> FeatureOptions:
     usable = [c for c in findings.columns if c.name not in drop and c.name not in findings.id_like]
+    informative = sorted(
+        (c for c in usable if c.positive and c.single_column_score is not None),
+        key=lambda c: c.single_column_score or 0.0,
+        reverse=True,
+    )[:RATIO_COLUMNS]
     return FeatureOptions(
         skewed=tuple(c.name for c in usable if c.kind == "numeric" and abs(c.skew or 0.0) > SKEWED),
         high_cardinality=tuple(c.name for c in usable if c.kind == "categorical" and c.n_unique > HIGH_CARDINALITY),
+        ratios=tuple(combinations([c.name for c in informative], 2)),
+        dates=tuple(c.name for c in usable if c.kind == "datetime"),
         log_target=competition.task is TaskType.regression and (findings.target.skew or 0.0) > 0.5,
     )
 
@@ -71,8 +91,12 @@ def propose(
     drop_columns: tuple[str, ...],
     batch: int,
     rng: random.Random,
+    explore: float = 0.0,
 ) -> list[Proposal]:
-    """New recipes for one generation, none already in `archive`. Deterministic for a given rng seed."""
+    """New recipes for one generation, none already in `archive`. Deterministic for a given rng seed.
+
+    `explore` is the share of the batch drawn at random from an elite's family rather than bred from elites.
+    """
     seen = {s.recipe.key for s in archive}
     proposals: list[Proposal] = []
 
@@ -81,20 +105,25 @@ def propose(
             seen.add(recipe.key)
             proposals.append(Proposal(recipe, parents))
 
+    options = feature_options(findings, competition, drop_columns)
     tried = {s.recipe.family for s in archive}
     for family in findings.model_families:
         if len(proposals) >= batch:
             break
         if ModelFamily(family) not in tried:
-            add(default_recipe(ModelFamily(family), drop_columns), ())
+            add(default_recipe(ModelFamily(family), drop_columns, options.dates), ())
 
-    options = feature_options(findings, competition, drop_columns)
     elites = niche_elites(archive, competition)
+    weights = [1.0 / (rank + 1) for rank in range(len(elites))]
+    immigrants = round(batch * explore)
     attempts = 0
     while elites and len(proposals) < batch and attempts < 50 * batch:
         attempts += 1
-        weights = [1.0 / (rank + 1) for rank in range(len(elites))]
         parent = rng.choices(elites, weights=weights)[0]
+        if immigrants > 0:
+            immigrants -= 1
+            add(random_recipe(parent.recipe.family, rng, base=parent.recipe), (parent.recipe.key,))
+            continue
         mates = [e for e in elites if e.recipe.family is parent.recipe.family and e is not parent]
         if mates and rng.random() < CROSSOVER_RATE:
             mate = rng.choice(mates)

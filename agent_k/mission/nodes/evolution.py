@@ -1,4 +1,7 @@
-"""Evolution: one generation of the recipe search per graph step, so every generation is checkpointed."""
+"""Evolution: one generation of the recipe search per graph step, so every generation is checkpointed.
+
+When the search stops (converged, budget or exhausted), one more step tries a blend of its best.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +12,12 @@ from dataclasses import dataclass
 from pydantic_graph import End
 
 from agent_k.events.models import EvolutionGeneration
-from agent_k.mission.candidates import archive, evaluate_proposals, feature_drops
+from agent_k.mission.blending import blend_reserve_s, final_blend
+from agent_k.mission.candidates import archive, evaluate_proposals, feature_drops, screen_for, search_history
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.submission import SubmissionNode
 from agent_k.mission.state import MissionResult, Phase
-from agent_k.ml.search import PATIENCE, improved, propose, ranked
+from agent_k.ml.search import EXPLORE, PATIENCE, improved, propose, ranked
 
 MIN_GENERATION_S = 2.0
 
@@ -25,41 +29,64 @@ class EvolutionNode(PhaseNode):
     async def run(self, ctx: PhaseContext) -> EvolutionNode | SubmissionNode | End[MissionResult]:
         state, deps = ctx.state, ctx.deps
         evolution = state.evolution_state
-        competition, findings = state.selected_competition, state.research_findings
-        assert competition is not None and findings is not None
         if evolution.best_candidate_key is None:
             return self.fail(ctx, "no_candidate", "evolution has no valid candidate to submit")
+        if evolution.stop_reason is None:
+            await self._generation(ctx)
+            if evolution.stop_reason in (None, "converged"):  # a generation ran: checkpoint it first
+                return EvolutionNode()
+        # The search is over: this last step blends its best.
+        outcome = await final_blend(
+            deps, state, generation=evolution.generation + 1, timeout_s=deps.budget.remaining(self.phase)
+        )
+        self.emit(ctx, outcome)
+        return SubmissionNode()
 
+    async def _generation(self, ctx: PhaseContext) -> None:
+        """Breed and evaluate one generation, or record why the search stops."""
+        state, deps = ctx.state, ctx.deps
+        evolution = state.evolution_state
+        competition, findings = state.selected_competition, state.research_findings
+        assert competition is not None and findings is not None
         # Candidates of this generation (from a run that crashed mid-generation) are not parents: the same
         # proposals come out again, and the ones already evaluated are taken from the archive.
         generation = evolution.generation + 1
         history = [c for c in archive(deps, state) if c.generation < generation]
         runtimes = [c.runtime_s for c in history if c.status == "succeeded" and c.runtime_s]
         typical = statistics.median(runtimes) if runtimes else MIN_GENERATION_S
-        remaining = deps.budget.remaining(self.phase)
+        remaining = deps.budget.remaining(self.phase) - blend_reserve_s(history, state)
         if remaining < max(MIN_GENERATION_S, typical * 1.2):
             evolution.stop_reason = "budget"
-            return SubmissionNode()
+            return
 
         parallel = deps.evaluator.parallelism
         proposals = propose(
-            [c.scored() for c in history],
+            search_history(history),
             findings,
             competition,
             drop_columns=feature_drops(state),
             batch=2 * parallel,
             rng=random.Random(f"{state.mission_id}:{generation}"),
+            explore=EXPLORE if evolution.no_improvement >= 2 else 0.0,
         )
         if not proposals:
             evolution.stop_reason = "search_space_exhausted"
-            return SubmissionNode()
+            return
         results = await evaluate_proposals(
-            deps, state, proposals, generation=generation, phase=self.phase, timeout_s=remaining, parallel=parallel
+            deps,
+            state,
+            proposals,
+            generation=generation,
+            phase=self.phase,
+            timeout_s=remaining,
+            parallel=parallel,
+            screen=screen_for(history, competition, findings.cv, typical),
         )
         evolution.generation = generation
         evolution.evaluated += len(results)
-        evolution.failed += sum(1 for r in results if r.status != "succeeded")
-        top = ranked([c.scored() for c in history] + [r.scored() for r in results], competition)
+        evolution.failed += sum(1 for r in results if r.status == "failed")
+        evolution.screened_out += sum(1 for r in results if r.status == "screened_out")
+        top = ranked(search_history(history + results), competition)
         if top and top[0].cv is not None and improved(top[0].cv, evolution.best_score, competition):
             evolution.best_score, evolution.best_candidate_key = top[0].cv, top[0].recipe.key
             evolution.no_improvement = 0
@@ -78,5 +105,3 @@ class EvolutionNode(PhaseNode):
         )
         if evolution.no_improvement >= PATIENCE:
             evolution.stop_reason = "converged"
-            return SubmissionNode()
-        return EvolutionNode()

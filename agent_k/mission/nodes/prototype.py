@@ -6,14 +6,16 @@ from dataclasses import dataclass
 
 from pydantic_graph import End
 
-from agent_k.mission.candidates import evaluate_proposals, feature_drops
+from agent_k.mission.candidates import ArchivedCandidate, evaluate_proposals, feature_drops, search_history
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.evolution import EvolutionNode
 from agent_k.mission.state import MissionResult, Phase
 from agent_k.ml.recipes import ModelFamily, default_recipe
-from agent_k.ml.search import Proposal
+from agent_k.ml.search import Proposal, feature_options, ranked
 
-FALLBACK_FAMILIES = (ModelFamily.hist_gradient_boosting, ModelFamily.linear)
+CHEAP_BASELINE = ModelFamily.linear
+"""Runs beside the recommended family, so a tight budget still yields a baseline."""
+FALLBACK = ModelFamily.hist_gradient_boosting
 
 
 @dataclass
@@ -22,32 +24,36 @@ class PrototypeNode(PhaseNode):
 
     async def run(self, ctx: PhaseContext) -> EvolutionNode | End[MissionResult]:
         state, deps = ctx.state, ctx.deps
-        assert state.research_findings is not None
+        competition, findings = state.selected_competition, state.research_findings
+        assert competition is not None and findings is not None
         drops = feature_drops(state)
-        first = ModelFamily(state.research_findings.model_families[0])
-        families = [first, *[f for f in FALLBACK_FAMILIES if f is not first]]
-        errors: list[str] = []
-        for family in families:
+        dates = feature_options(findings, competition, drops).dates
+        first = ModelFamily(findings.model_families[0])
+        tried: list[ArchivedCandidate] = []
+        for families in ({first, CHEAP_BASELINE}, {FALLBACK} - {first, CHEAP_BASELINE}):
             # The baseline may use the time up to the end of Evolution's window: without one, nothing follows.
             timeout = deps.budget.remaining(Phase.evolution)
-            if timeout < 1:
+            if timeout < 1 or not families:
                 break
-            [candidate] = await evaluate_proposals(
+            proposals = [Proposal(default_recipe(f, drops, dates), ()) for f in sorted(families)]
+            tried += await evaluate_proposals(
                 deps,
                 state,
-                [Proposal(default_recipe(family, drops), ())],
+                proposals,
                 generation=0,
                 phase=self.phase,
                 timeout_s=timeout,
-                parallel=1,
+                parallel=deps.evaluator.parallelism,
             )
-            if candidate.status == "succeeded" and candidate.cv is not None:
-                state.prototype_code = str(candidate.folder / "solution.py")
-                state.prototype_score = candidate.cv
+            best = ranked(search_history(tried), competition)
+            if best:
+                baseline = next(c for c in tried if c.key == best[0].recipe.key)
+                state.prototype_code = str(baseline.folder / "solution.py")
+                state.prototype_score = baseline.cv
                 evolution = state.evolution_state
-                evolution.best_candidate_key, evolution.best_score = candidate.key, candidate.cv
-                evolution.evaluated = len(errors) + 1
-                evolution.failed = len(errors)
+                evolution.best_candidate_key, evolution.best_score = baseline.key, baseline.cv
+                evolution.evaluated = len(tried)
+                evolution.failed = sum(1 for c in tried if c.status != "succeeded")
                 return EvolutionNode()
-            errors.append(f"{family.value}: failed")
+        errors = [f"{c.recipe.summary()}: {(c.error or c.status).splitlines()[0]}" for c in tried]
         return self.fail(ctx, "no_valid_baseline", "; ".join(errors) or "no time left for a baseline")

@@ -1,0 +1,114 @@
+"""The final step of Evolution: blend diverse top candidates, and keep the blend only if it improves CV.
+
+The blend's CV comes from its members' out-of-fold predictions (computed in the sandbox, scored by our
+code), blended exactly as the ensemble script blends them. The script then runs once without CV, to fit
+every member on all rows and write the submission.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_k._blocking import run_blocking
+from agent_k.events.models import EvolutionEnsemble
+from agent_k.mission.candidates import ArchivedCandidate, archive, candidate_dir, record, search_history
+from agent_k.mission.context import GraphContext
+from agent_k.mission.state import MissionState, Phase
+from agent_k.ml.ensemble import MAX_MEMBERS, Blend, select_blend
+from agent_k.ml.evaluate import CompetitionData, OutOfFold, read_oof
+from agent_k.ml.recipes import Ensemble, Recipe
+from agent_k.ml.sandbox import Limits
+from agent_k.ml.search import improved, niche_elites
+from agent_k.platforms.base import InvalidSubmission
+
+POOL_SIZE = 8
+STARTUP_S = 2.0
+
+
+def blend_pool(candidates: list[ArchivedCandidate], state: MissionState) -> list[ArchivedCandidate]:
+    """The best candidate of each niche, best first: diversity is what makes a blend gain."""
+    assert state.selected_competition is not None
+    by_key = {c.key: c for c in candidates}
+    elites = niche_elites(search_history(candidates), state.selected_competition)
+    return [by_key[e.recipe.key] for e in elites[:POOL_SIZE]]
+
+
+def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState) -> float:
+    """Time to keep for the final blend: one fit on all rows for each likely member."""
+    assert state.research_findings is not None
+    folds = state.research_findings.cv.n_folds
+    pool = blend_pool(candidates, state)[:MAX_MEMBERS]
+    if len(pool) < 2:
+        return 0.0
+    return STARTUP_S + sum((c.runtime_s or 0.0) / (folds + 1) for c in pool)
+
+
+async def final_blend(
+    ctx: GraphContext, state: MissionState, *, generation: int, timeout_s: float
+) -> EvolutionEnsemble:
+    """Try to blend; on success the blend becomes the mission's best candidate. Returns what happened."""
+    competition, findings, evolution = state.selected_competition, state.research_findings, state.evolution_state
+    assert competition is not None and findings is not None and state.data_dir is not None
+    candidates = archive(ctx, state)
+    pool = blend_pool(candidates, state)
+    data = CompetitionData.load(competition, Path(state.data_dir))
+    oofs: dict[str, OutOfFold] = {}
+    for candidate in pool:
+        try:
+            oofs[candidate.key] = read_oof(data, candidate.folder / "oof.csv")
+        except InvalidSubmission:
+            continue  # its files are gone (e.g. a cleaned-up folder): blend the others
+    blend = await run_blocking(select_blend, data, oofs)
+    best_single = evolution.best_score
+    if blend is None or not improved(blend.cv_mean, best_single, competition):
+        return _outcome(blend, best_single, kept=False, reason="no blend beats the best single candidate")
+
+    by_key = {c.key: c for c in candidates}
+    members = tuple(recipe for k in blend.keys if isinstance(recipe := by_key[k].recipe, Recipe))
+    ensemble = Ensemble(members=members, weights=blend.weights)
+    needed = STARTUP_S + sum((by_key[k].runtime_s or 0.0) / (findings.cv.n_folds + 1) for k in blend.keys)
+    if needed > timeout_s:
+        return _outcome(blend, best_single, kept=False, reason=f"not enough time to fit the blend ({needed:.0f} s)")
+
+    done = by_key.get(ensemble.key)
+    if done is None:
+        workdir = candidate_dir(ctx.mission_dir, ensemble.key)
+        limits = Limits(
+            timeout_s=timeout_s, memory_mb=ctx.settings.candidate_memory_mb, threads=ctx.settings.parallel_evaluations
+        )
+        result = await ctx.evaluator.evaluate(ensemble, data, findings.cv, workdir, limits, folds=0)
+        if result.status == "succeeded":
+            result.cv_mean, result.fold_scores = blend.cv_mean, blend.fold_scores
+            _write_oof(blend, competition.id_column, workdir / "oof.csv")
+        done = record(
+            ctx,
+            state,
+            ensemble,
+            result,
+            status=result.status,
+            generation=generation,
+            parents=blend.keys,
+            phase=Phase.evolution,
+        )
+    if done.status != "succeeded":
+        return _outcome(blend, best_single, kept=False, reason="the blend failed to fit")
+    evolution.best_candidate_key, evolution.best_score = done.key, blend.cv_mean
+    return _outcome(blend, best_single, kept=True, reason="improves CV")
+
+
+def _write_oof(blend: Blend, id_column: str, path: Path) -> None:
+    frame = blend.oof.predictions.copy()
+    frame.insert(0, "fold", blend.oof.folds)
+    frame.insert(0, id_column, blend.oof.ids)
+    frame.to_csv(path, index=False)
+
+
+def _outcome(blend: Blend | None, best_single: float | None, *, kept: bool, reason: str) -> EvolutionEnsemble:
+    return EvolutionEnsemble(
+        members=list(blend.keys) if blend else [],
+        weights=list(blend.weights) if blend else [],
+        cv_score=blend.cv_mean if blend else None,
+        best_single=best_single,
+        kept=kept,
+        reason=reason,
+    )

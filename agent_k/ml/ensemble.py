@@ -1,0 +1,75 @@
+"""Ensemble selection (Caruana et al., 2004): a weighted blend of candidates' out-of-fold predictions.
+
+Greedy forward selection with replacement: start from the best candidate, then repeatedly add the one whose
+inclusion most improves the blended CV score. The weights are how often each member was picked. Blending
+happens in prediction space (values, or class probabilities), exactly as the rendered ensemble script does.
+Weights are pick counts; the script normalises them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from agent_k.ml.evaluate import CompetitionData, OutOfFold, fold_scores
+
+ROUNDS = 20
+MAX_MEMBERS = 5
+
+
+@dataclass(frozen=True)
+class Blend:
+    keys: tuple[str, ...]
+    weights: tuple[float, ...]
+    fold_scores: list[float]
+    oof: OutOfFold
+
+    @property
+    def cv_mean(self) -> float:
+        return float(np.mean(self.fold_scores))
+
+
+def _blend(pool: dict[str, OutOfFold], counts: dict[str, int]) -> OutOfFold:
+    total = sum(counts.values())
+    first = pool[next(iter(counts))]
+    values = np.zeros(first.predictions.shape)
+    for key, n in counts.items():
+        values += pool[key].predictions.to_numpy(dtype=float) * (n / total)
+    predictions = pd.DataFrame(values, columns=first.predictions.columns)
+    return OutOfFold(first.ids, first.folds, predictions)
+
+
+def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: int = ROUNDS) -> Blend | None:
+    """The best blend of `pool` (ordered best candidate first), or None when no blend beats its best member.
+
+    Every out-of-fold set must come from the same folds, in train order (`read_oof(complete=True)`).
+    """
+    if len(pool) < 2:
+        return None
+    spec = data.spec
+
+    def score(counts: dict[str, int]) -> tuple[float, list[float]]:
+        scores = fold_scores(data, _blend(pool, counts))
+        return float(np.mean(scores)), scores
+
+    first = next(iter(pool))
+    counts = {first: 1}
+    best_mean, best_scores = score(counts)
+    best_counts = dict(counts)
+    for _ in range(rounds):
+        options = [k for k in pool if k in counts or len(counts) < MAX_MEMBERS]
+        trials = [(score({**counts, key: counts.get(key, 0) + 1}), key) for key in options]
+        (mean, scores), key = max(trials, key=lambda t: t[0][0] if spec.maximize else -t[0][0])
+        counts[key] = counts.get(key, 0) + 1
+        if spec.better(mean, best_mean):
+            best_mean, best_scores, best_counts = mean, scores, dict(counts)
+    if len(best_counts) < 2:
+        return None
+    return Blend(
+        keys=tuple(best_counts),
+        weights=tuple(float(n) for n in best_counts.values()),
+        fold_scores=[round(s, 6) for s in best_scores],
+        oof=_blend(pool, best_counts),
+    )

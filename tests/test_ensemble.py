@@ -1,0 +1,129 @@
+"""Blends of candidates, cheap-first screening and date features, on real data in the real sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agent_k.ml.ensemble import select_blend
+from agent_k.ml.evaluate import CompetitionData, OutOfFold, evaluate, fold_scores, read_oof
+from agent_k.ml.profiling import CVScheme, profile
+from agent_k.ml.recipes import Ensemble, ModelFamily, default_recipe, load_solution
+from agent_k.ml.sandbox import Limits
+from agent_k.platforms.base import Competition, TaskType
+from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.submission_format import read_submission
+
+CV = CVScheme(kind="stratified_kfold", n_folds=3)
+LIMITS = Limits(timeout_s=120)
+
+
+def _members(data: CompetitionData, tmp_path: Path, families: list[ModelFamily]) -> dict[str, OutOfFold]:
+    pool = {}
+    for family in families:
+        recipe = default_recipe(family)
+        result = asyncio.run(evaluate(recipe, data, CV, tmp_path / recipe.key, LIMITS))
+        assert result.status == "succeeded", result.error
+        assert result.oof_path is not None
+        pool[recipe.key] = read_oof(data, result.oof_path)
+    return pool
+
+
+@pytest.mark.parametrize("competition", ["wine", "titanic", "diabetes"])
+def test_a_blend_script_reproduces_the_blended_out_of_fold_predictions(
+    home: Path, tmp_path: Path, competition: str
+) -> None:
+    """The blend's CV is computed from its members' predictions; running the blend itself must agree."""
+    spec = LocalPlatform(home / "competitions").ensure(competition)
+    data = CompetitionData.load(spec, home / "competitions" / competition / "public")
+    families = [ModelFamily.linear, ModelFamily.random_forest, ModelFamily.hist_gradient_boosting]
+    pool = _members(data, tmp_path, families)
+    singles = {key: float(np.mean(fold_scores(data, oof))) for key, oof in pool.items()}
+    ordered = dict(sorted(pool.items(), key=lambda kv: singles[kv[0]], reverse=spec.maximize))
+
+    blend = select_blend(data, ordered)
+    assert blend is not None, "three different families blend better than the best alone on these data"
+    best_single = max(singles.values()) if spec.maximize else min(singles.values())
+    assert spec.better(blend.cv_mean, best_single)
+
+    by_key = {default_recipe(f).key: default_recipe(f) for f in families}
+    ensemble = Ensemble(members=tuple(by_key[k] for k in blend.keys), weights=blend.weights)
+    assert load_solution(ensemble.model_dump_json()) == ensemble
+    result = asyncio.run(evaluate(ensemble, data, CV, tmp_path / "blend", LIMITS))
+    assert result.status == "succeeded", result.error
+    assert result.fold_scores == pytest.approx(blend.fold_scores, rel=1e-3, abs=1e-3)
+
+    fit_only = asyncio.run(evaluate(ensemble, data, CV, tmp_path / "fit-only", LIMITS, folds=0))
+    assert fit_only.status == "succeeded" and fit_only.cv_mean is None
+    assert fit_only.submission_path is not None and not (tmp_path / "fit-only" / "oof.csv").exists()
+
+
+def test_blend_selection_moves_weight_away_from_a_useless_member(home: Path, tmp_path: Path) -> None:
+    spec = LocalPlatform(home / "competitions").ensure("diabetes")
+    data = CompetitionData.load(spec, home / "competitions" / "diabetes" / "public")
+    pool = _members(data, tmp_path, [ModelFamily.linear, ModelFamily.random_forest])
+    first = next(iter(pool.values()))
+    noise = np.random.default_rng(0).normal(data.train_target.mean(), data.train_target.std(), len(first.ids))
+    pool = {"noise": OutOfFold(first.ids, first.folds, pd.DataFrame({spec.target: noise})), **pool}
+    blend = select_blend(data, pool)
+    assert blend is not None
+    assert blend.cv_mean < float(np.mean(fold_scores(data, pool["noise"])))
+    shares = dict(zip(blend.keys, np.array(blend.weights) / sum(blend.weights), strict=True))
+    assert shares.get("noise", 0.0) <= 0.1, shares
+
+
+def test_a_screen_runs_only_the_first_folds_and_writes_no_submission(home: Path, tmp_path: Path) -> None:
+    spec = LocalPlatform(home / "competitions").ensure("wine")
+    data = CompetitionData.load(spec, home / "competitions" / "wine" / "public")
+    recipe = default_recipe(ModelFamily.extra_trees)
+    quick = asyncio.run(evaluate(recipe, data, CV, tmp_path / "quick", LIMITS, folds=1))
+    assert quick.status == "succeeded", quick.error
+    assert len(quick.fold_scores) == 1 and quick.submission_path is None
+    assert not (tmp_path / "quick" / "submission.csv").exists()
+
+    full = asyncio.run(evaluate(recipe, data, CV, tmp_path / "full", LIMITS))
+    assert full.fold_scores[0] == pytest.approx(quick.fold_scores[0]), "the screen must use the same first fold"
+
+
+def test_date_columns_are_found_and_become_date_parts(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    n = 400
+    days = pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 730, size=n), unit="D")
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "sold_on": days.strftime("%Y-%m-%d"),
+            "size": rng.uniform(10, 100, size=n),
+        }
+    )
+    frame["price"] = frame["size"] * 3 + np.where(days.day_of_week >= 5, 50.0, 0.0) + rng.normal(0, 1, size=n)
+    data_dir = tmp_path / "public"
+    data_dir.mkdir()
+    frame.iloc[:300].to_csv(data_dir / "train.csv", index=False)
+    frame.iloc[300:].drop(columns="price").to_csv(data_dir / "test.csv", index=False)
+    spec = Competition(id="sales", title="Sales", task=TaskType.regression, metric="rmse", target="price")
+
+    findings = profile(spec, frame.iloc[:300], frame.iloc[300:].drop(columns="price"))
+    kinds = {c.name: c.kind for c in findings.columns}
+    assert kinds == {"sold_on": "datetime", "size": "numeric"}
+
+    data = CompetitionData.load(spec, data_dir)
+    kfold = CVScheme(kind="kfold", n_folds=3)
+    with_dates = default_recipe(ModelFamily.hist_gradient_boosting, date_columns=("sold_on",))
+    without = default_recipe(ModelFamily.hist_gradient_boosting, drop_columns=("sold_on",))
+    scored = {r.key: asyncio.run(evaluate(r, data, kfold, tmp_path / r.key, LIMITS)) for r in (with_dates, without)}
+    assert all(e.status == "succeeded" for e in scored.values())
+    dated, plain = scored[with_dates.key].cv_mean, scored[without.key].cv_mean
+    assert dated is not None and plain is not None
+    assert dated < plain * 0.5, "the weekday effect is only learnable from the date parts"
+
+    script = tmp_path / with_dates.key / "solution.py"
+    out = tmp_path / "standalone.csv"
+    subprocess.run([sys.executable, str(script), "--data", str(data_dir), "--out", str(out)], check=True, cwd=tmp_path)
+    read_submission(out, spec, pd.read_csv(data_dir / "test.csv")["id"])
