@@ -112,10 +112,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--competitions", nargs="*", default=list(BUILTINS))
+    parser.add_argument("--home", type=Path, help="keep the missions here for inspection (default: a temp dir)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp)
+        home = args.home or Path(tmp)
         platform = LocalPlatform(home / "competitions")
         for competition in args.competitions:
             spec = platform.ensure(competition)  # materialised before any clock starts

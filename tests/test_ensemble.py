@@ -11,8 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from agent_k.mission.candidates import ArchivedCandidate, Screen, screen_for, screen_then_evaluate
 from agent_k.ml.ensemble import select_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, evaluate, fold_scores, read_oof
+from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.profiling import CVScheme, profile
 from agent_k.ml.recipes import Ensemble, ModelFamily, default_recipe, load_solution
 from agent_k.ml.sandbox import Limits
@@ -89,6 +91,50 @@ def test_a_screen_runs_only_the_first_folds_and_writes_no_submission(home: Path,
 
     full = asyncio.run(evaluate(recipe, data, CV, tmp_path / "full", LIMITS))
     assert full.fold_scores[0] == pytest.approx(quick.fold_scores[0]), "the screen must use the same first fold"
+
+
+@pytest.mark.parametrize(("threshold", "status"), [(1.01, "screened_out"), (0.5, "succeeded")])
+def test_a_screened_candidate_goes_on_to_full_cv_only_if_its_first_fold_is_good_enough(
+    home: Path, tmp_path: Path, threshold: float, status: str
+) -> None:
+    spec = LocalPlatform(home / "competitions").ensure("wine")
+    data = CompetitionData.load(spec, home / "competitions" / "wine" / "public")
+    recipe = default_recipe(ModelFamily.linear)
+    screen = Screen(folds=1, threshold=threshold)
+    result, outcome = asyncio.run(
+        screen_then_evaluate(LocalEvaluator(1), recipe, data, CV, tmp_path / "c", LIMITS, screen)
+    )
+    assert outcome == status, result.error
+    if status == "screened_out":
+        assert len(result.fold_scores) == 1 and result.error and result.error.startswith("screened out")
+        assert not (tmp_path / "c" / "submission.csv").exists()
+    else:
+        assert len(result.fold_scores) == CV.n_folds and (tmp_path / "c" / "submission.csv").exists()
+
+
+def test_screening_starts_once_candidates_are_costly_and_compares_with_the_third_best(tmp_path: Path) -> None:
+    spec = Competition(id="c", title="c", task=TaskType.regression, metric="rmse", target="y")
+    recipe = default_recipe(ModelFamily.linear)
+
+    def done(cv: float, first_fold: float) -> ArchivedCandidate:
+        return ArchivedCandidate(
+            key=str(cv),
+            recipe=recipe,
+            generation=1,
+            status="succeeded",
+            cv=cv,
+            fold_scores=[first_fold, cv],
+            runtime_s=5.0,
+            error=None,
+            folder=tmp_path,
+        )
+
+    history = [done(10.0, 9.0), done(12.0, 11.0), done(11.0, 13.0), done(20.0, 19.0)]
+    kfold = CVScheme(kind="kfold", n_folds=5)
+    assert screen_for(history, spec, kfold, typical_runtime_s=5.0) == Screen(folds=1, threshold=11.0)
+    assert screen_for(history, spec, kfold, typical_runtime_s=1.0) is None, "cheap candidates are not screened"
+    assert screen_for(history[:2], spec, kfold, typical_runtime_s=5.0) is None, "no third-best to compare with"
+    assert screen_for(history, spec, CVScheme(kind="kfold", n_folds=2), typical_runtime_s=5.0) is None
 
 
 def test_date_columns_are_found_and_become_date_parts(tmp_path: Path) -> None:

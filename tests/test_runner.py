@@ -172,7 +172,10 @@ class HostileEvaluator(LocalEvaluator):
         return await super().evaluate(solution, data, cv, workdir, limits, folds=folds)
 
 
-def test_a_mission_succeeds_when_some_candidates_fail(settings: Settings, store: Store) -> None:
+def test_a_mission_succeeds_when_some_candidates_fail(home: Path, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'hostile.db'}"  # about candidates, not storage: one database is enough
+    settings = Settings(home=home, database_url=url, workers=2)
+    store = Store.open(url)
     runner = _runner(settings, store, evaluator=HostileEvaluator(parallelism=2))
     runner.create("hostile", MissionSpec(criteria=Criteria(competition="wine"), time_budget=30))
     result = asyncio.run(runner.run("hostile"))
@@ -189,3 +192,4 @@ def test_a_mission_succeeds_when_some_candidates_fail(settings: Settings, store:
     assert state["evolution_state"]["failed"] >= 2
     best = candidates[state["evolution_state"]["best_candidate_key"]]
     assert best.status == "succeeded" and "linear" not in best.recipe and "extra_trees" not in best.recipe
+    store.close()

@@ -34,7 +34,8 @@ def blend_pool(candidates: list[ArchivedCandidate], state: MissionState) -> list
 
 
 def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState) -> float:
-    """Time to keep for the final blend: one fit on all rows for each likely member."""
+    """Time to keep for the final blend: one fit on all rows for each likely member. (If the time left is
+    short anyway, the blend leaves out its costliest members until it fits.)"""
     assert state.research_findings is not None
     folds = state.research_findings.cv.n_folds
     pool = blend_pool(candidates, state)[:MAX_MEMBERS]
@@ -58,18 +59,25 @@ async def final_blend(
             oofs[candidate.key] = read_oof(data, candidate.folder / "oof.csv")
         except InvalidSubmission:
             continue  # its files are gone (e.g. a cleaned-up folder): blend the others
-    blend = await run_blocking(select_blend, data, oofs)
-    best_single = evolution.best_score
-    if blend is None or not improved(blend.cv_mean, best_single, competition):
-        return _outcome(blend, best_single, kept=False, reason="no blend beats the best single candidate")
-
     by_key = {c.key: c for c in candidates}
+
+    def fit_cost(key: str) -> float:
+        return (by_key[key].runtime_s or 0.0) / (findings.cv.n_folds + 1)
+
+    best_single = evolution.best_score
+    reason = "no blend beats the best single candidate"
+    while True:
+        blend = await run_blocking(select_blend, data, oofs)
+        if blend is None or not improved(blend.cv_mean, best_single, competition):
+            return _outcome(blend, best_single, kept=False, reason=reason)
+        needed = STARTUP_S + sum(fit_cost(k) for k in blend.keys)
+        if needed <= timeout_s:
+            break
+        del oofs[max(blend.keys, key=fit_cost)]  # too slow to fit in time: blend without its costliest member
+        reason = f"no blend that beats the best single candidate fits in the {timeout_s:.0f} s left"
+
     members = tuple(recipe for k in blend.keys if isinstance(recipe := by_key[k].recipe, Recipe))
     ensemble = Ensemble(members=members, weights=blend.weights)
-    needed = STARTUP_S + sum((by_key[k].runtime_s or 0.0) / (findings.cv.n_folds + 1) for k in blend.keys)
-    if needed > timeout_s:
-        return _outcome(blend, best_single, kept=False, reason=f"not enough time to fit the blend ({needed:.0f} s)")
-
     done = by_key.get(ensemble.key)
     if done is None:
         workdir = candidate_dir(ctx.mission_dir, ensemble.key)

@@ -11,6 +11,7 @@ from agent_k.events.models import CandidateEvaluated
 from agent_k.mission.context import GraphContext
 from agent_k.mission.state import MissionState, Phase
 from agent_k.ml.evaluate import CompetitionData, Evaluation
+from agent_k.ml.executors import Evaluator
 from agent_k.ml.profiling import CVScheme
 from agent_k.ml.recipes import Recipe, Solution, load_solution
 from agent_k.ml.sandbox import Limits
@@ -162,7 +163,9 @@ async def evaluate_proposals(
             return known[recipe.key]
         workdir = candidate_dir(ctx.mission_dir, recipe.key)
         async with semaphore:
-            result, status = await _screen_then_evaluate(ctx, recipe, data, findings.cv, workdir, limits, screen)
+            result, status = await screen_then_evaluate(
+                ctx.evaluator, recipe, data, findings.cv, workdir, limits, screen
+            )
         return record(
             ctx, state, recipe, result, status=status, generation=generation, parents=proposal.parents, phase=phase
         )
@@ -170,8 +173,8 @@ async def evaluate_proposals(
     return list(await asyncio.gather(*(one(p) for p in proposals)))
 
 
-async def _screen_then_evaluate(
-    ctx: GraphContext,
+async def screen_then_evaluate(
+    evaluator: Evaluator,
     recipe: Recipe,
     data: CompetitionData,
     cv: CVScheme,
@@ -179,15 +182,16 @@ async def _screen_then_evaluate(
     limits: Limits,
     screen: Screen | None,
 ) -> tuple[Evaluation, str]:
+    """Full evaluation, after a quick screen when one is given. Returns the evaluation and the status."""
     spent = 0.0
     if screen is not None:
-        quick = await ctx.evaluator.evaluate(recipe, data, cv, workdir, limits, folds=screen.folds)
+        quick = await evaluator.evaluate(recipe, data, cv, workdir, limits, folds=screen.folds)
         if quick.status != "succeeded" or quick.cv_mean is None:
             return quick, "failed"
         if data.spec.better(screen.threshold, quick.cv_mean):
             quick.error = f"screened out: {quick.cv_mean:.6g} on {screen.folds} fold(s), needed {screen.threshold:.6g}"
             return quick, "screened_out"
         spent = quick.runtime_s
-    result = await ctx.evaluator.evaluate(recipe, data, cv, workdir, limits)
+    result = await evaluator.evaluate(recipe, data, cv, workdir, limits)
     result.runtime_s += spent
     return result, result.status

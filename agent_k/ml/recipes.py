@@ -157,8 +157,8 @@ DEFAULTS: dict[ModelFamily, dict[str, ParamValue]] = {
         "min_samples_leaf": 20,
         "l2_regularization": 0.01,
     },
-    ModelFamily.random_forest: {"n_estimators": 300, "min_samples_leaf": 1, "max_features": 0.5},
-    ModelFamily.extra_trees: {"n_estimators": 300, "min_samples_leaf": 1, "max_features": 0.7},
+    ModelFamily.random_forest: {"n_estimators": 100, "min_samples_leaf": 1, "max_features": 0.5},
+    ModelFamily.extra_trees: {"n_estimators": 100, "min_samples_leaf": 1, "max_features": 0.7},
     ModelFamily.linear: {"C": 1.0},
     ModelFamily.knn: {"n_neighbors": 10, "weights": "distance"},
 }

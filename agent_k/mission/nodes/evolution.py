@@ -5,6 +5,7 @@ When the search stops (converged, budget or exhausted), one more step tries a bl
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from dataclasses import dataclass
@@ -20,6 +21,9 @@ from agent_k.mission.state import MissionResult, Phase
 from agent_k.ml.search import EXPLORE, PATIENCE, improved, propose, ranked
 
 MIN_GENERATION_S = 2.0
+MIN_CANDIDATE_TIMEOUT_S = 20.0
+CANDIDATE_SHARE = 0.4
+"""The most of Evolution's allowance that one candidate may take (at least MIN_CANDIDATE_TIMEOUT_S)."""
 
 
 @dataclass
@@ -55,30 +59,33 @@ class EvolutionNode(PhaseNode):
         runtimes = [c.runtime_s for c in history if c.status == "succeeded" and c.runtime_s]
         typical = statistics.median(runtimes) if runtimes else MIN_GENERATION_S
         remaining = deps.budget.remaining(self.phase) - blend_reserve_s(history, state)
-        if remaining < max(MIN_GENERATION_S, typical * 1.2):
+        parallel = deps.evaluator.parallelism
+        batch = 2 * parallel
+        if remaining < max(MIN_GENERATION_S, typical * math.ceil(batch / parallel) * 1.1):
             evolution.stop_reason = "budget"
             return
 
-        parallel = deps.evaluator.parallelism
         proposals = propose(
             search_history(history),
             findings,
             competition,
             drop_columns=feature_drops(state),
-            batch=2 * parallel,
+            batch=batch,
             rng=random.Random(f"{state.mission_id}:{generation}"),
             explore=EXPLORE if evolution.no_improvement >= 2 else 0.0,
         )
         if not proposals:
             evolution.stop_reason = "search_space_exhausted"
             return
+        # One slow candidate may not eat the generation's whole window (forests on big data can).
+        cap = max(MIN_CANDIDATE_TIMEOUT_S, CANDIDATE_SHARE * deps.budget.allowance(self.phase))
         results = await evaluate_proposals(
             deps,
             state,
             proposals,
             generation=generation,
             phase=self.phase,
-            timeout_s=remaining,
+            timeout_s=min(remaining, cap),
             parallel=parallel,
             screen=screen_for(history, competition, findings.cv, typical),
         )
