@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from agent_k.config import Settings
 
@@ -23,7 +24,7 @@ EXIT_USAGE = 2
 
 def fail_input(message: str) -> NoReturn:
     """A usage or input error: one line on stderr, exit code 2."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 from rich.table import Table
 
@@ -103,6 +104,7 @@ class MissionView:
         line = describe(event)
         if line is None:
             return
+        line = escape(line)  # recipe summaries hold brackets ("[log+ratio]") that are not markup
         if phase:
             self.detail[phase] = line
         if not self.live:
