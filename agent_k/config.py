@@ -6,7 +6,7 @@ import os
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -22,6 +22,8 @@ class Settings(BaseSettings):
     executor: str | None = Field(default=None, description="'local' or tcp://HOST:PORT of a Dask scheduler")
     candidate_memory_mb: int = Field(default=4096, ge=256)
     lease_ttl: float = Field(default=30.0, gt=0)
+    api_token: SecretStr | None = Field(default=None, description="bearer token the API requires, if set")
+    cors_origins: list[str] = Field(default_factory=list, description="origins allowed to call the API from a browser")
 
     @field_validator("home", mode="after")
     @classmethod

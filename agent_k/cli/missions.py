@@ -34,29 +34,13 @@ def list_missions(
     Console().print(table)
 
 
-def mission_document(mission_id: str) -> dict[str, Any]:
-    """Everything known about a mission: its row, latest state, phase history, result and steps."""
-    store = open_store(load_settings())
-    row = store.get_mission(mission_id)
-    if row is None:
+def _document(mission_id: str) -> dict[str, Any]:
+    from agent_k.mission.document import mission_document
+
+    document = mission_document(open_store(load_settings()), mission_id)
+    if document is None:
         fail_input(f"no mission '{mission_id}'")
-    finished = json.loads(row.result) if row.result else None
-    snapshots = store.snapshots(mission_id)
-    state = finished["state"] if finished else (json.loads(snapshots[-1].state_json) if snapshots else None)
-    return {
-        "id": row.id,
-        "competition": row.competition,
-        "status": row.status,
-        "mode": row.mode,
-        "budget_s": row.budget_s,
-        "created_at": row.created_at.isoformat(),
-        "updated_at": row.updated_at.isoformat(),
-        "lease_owner": row.lease_owner,
-        "state": state,
-        "phase_history": state["phase_history"] if state else [],
-        "result": finished["result"] if finished else None,
-        "steps": [{"seq": s.seq, "node": s.node_kind, "status": s.status, "error": s.error} for s in snapshots],
-    }
+    return document
 
 
 @app.command("show")
@@ -65,7 +49,7 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="the full document as JSON")] = False,
 ) -> None:
     """Show one mission: status, phase history and result."""
-    document = mission_document(mission_id)
+    document = _document(mission_id)
     if as_json:
         typer.echo(json.dumps(document, indent=2, default=str))
         return

@@ -1,0 +1,42 @@
+"""Build the FastAPI app (a factory: nothing is created at import time)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from agent_k.api.deps import require_token
+from agent_k.api.routes import competitions, health, missions
+from agent_k.config import Settings
+from agent_k.platforms.local import LocalPlatform
+from agent_k.store.repository import Store
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = Store.open(settings.resolved_database_url)
+        app.state.settings, app.state.store = settings, store
+        app.state.platform = LocalPlatform(settings.competitions_dir)
+        try:
+            yield
+        finally:
+            store.close()
+
+    app = FastAPI(
+        title="AGENT-K",
+        summary="Missions that enter ML competitions: launch them, follow their phases, read their results.",
+        lifespan=lifespan,
+    )
+    if settings.cors_origins:  # closed unless origins are configured
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"])
+    app.include_router(health.router)
+    secured = [Depends(require_token)]
+    app.include_router(missions.router, dependencies=secured)
+    app.include_router(competitions.router, dependencies=secured)
+    return app

@@ -1,0 +1,48 @@
+"""Request dependencies: the store, the platform, and the optional bearer token."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from agent_k.config import Settings
+from agent_k.platforms.local import LocalPlatform
+from agent_k.store.repository import Store
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+def get_platform(request: Request) -> LocalPlatform:
+    platform: LocalPlatform = request.app.state.platform
+    return platform
+
+
+def require_token(
+    settings: Annotated[Settings, Depends(get_settings)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """With `AGENT_K_API_TOKEN` set, every route but the health checks needs `Authorization: Bearer <token>`."""
+    if settings.api_token is None:
+        return
+    expected = settings.api_token.get_secret_value().encode()
+    if credentials is None or not secrets.compare_digest(credentials.credentials.encode(), expected):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
+        )
+
+
+StoreDep = Annotated[Store, Depends(get_store)]
+PlatformDep = Annotated[LocalPlatform, Depends(get_platform)]

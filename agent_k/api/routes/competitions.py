@@ -1,0 +1,31 @@
+"""Competitions on the local platform, with their leaderboards."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, status
+from pydantic import BaseModel
+
+from agent_k.api.deps import PlatformDep
+from agent_k.platforms.base import Competition, CompetitionNotFound, LeaderboardEntry
+
+router = APIRouter(prefix="/competitions", tags=["competitions"])
+
+
+class CompetitionDetail(BaseModel):
+    competition: Competition
+    leaderboard: list[LeaderboardEntry]
+
+
+@router.get("")
+async def list_competitions(platform: PlatformDep) -> list[Competition]:
+    return await platform.list_competitions()
+
+
+@router.get("/{competition_id}")
+async def get_competition(competition_id: str, platform: PlatformDep) -> CompetitionDetail:
+    try:
+        competition = await platform.get_competition(competition_id)
+        leaderboard = await platform.leaderboard(competition_id)
+    except CompetitionNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return CompetitionDetail(competition=competition, leaderboard=leaderboard)

@@ -1,0 +1,80 @@
+"""Missions: list, detail, the event stream and the artifacts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, status
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from agent_k.api.deps import StoreDep
+from agent_k.api.schemas import MissionDetail, MissionPage, MissionSummary
+from agent_k.api.streaming import follow
+from agent_k.mission.document import mission_document
+
+router = APIRouter(prefix="/missions", tags=["missions"])
+
+MissionStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+Artifact = Literal["solution.py", "submission.csv"]
+
+
+def _not_found(mission_id: str) -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, f"no mission '{mission_id}'")
+
+
+@router.get("")
+async def list_missions(
+    store: StoreDep,
+    status_: Annotated[MissionStatus | None, Query(alias="status")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> MissionPage:
+    rows = await run_in_threadpool(store.list_missions, status=status_, limit=limit + 1, offset=offset)
+    items = [MissionSummary.model_validate(row, from_attributes=True) for row in rows[:limit]]
+    next_offset = offset + limit if len(rows) > limit else None
+    return MissionPage(items=items, limit=limit, offset=offset, next_offset=next_offset)
+
+
+@router.get("/{mission_id}")
+async def get_mission(mission_id: str, store: StoreDep) -> MissionDetail:
+    document = await run_in_threadpool(mission_document, store, mission_id)
+    if document is None:
+        raise _not_found(mission_id)
+    return MissionDetail.model_validate(document)
+
+
+async def _existing(mission_id: str, store: StoreDep) -> str:
+    """Checked before a stream starts: once it has, the status code is sent."""
+    if await run_in_threadpool(store.get_mission, mission_id) is None:
+        raise _not_found(mission_id)
+    return mission_id
+
+
+@router.get("/{mission_id}/events", response_class=EventSourceResponse)
+async def mission_events(
+    mission_id: Annotated[str, Depends(_existing)],
+    store: StoreDep,
+    after: Annotated[int | None, Query(ge=0, description="replay events after this seq")] = None,
+    last_event_id: Annotated[int | None, Header(ge=0, description="set by EventSource on reconnect")] = None,
+) -> AsyncIterator[ServerSentEvent]:
+    """The mission's events as SSE: replayed from `Last-Event-ID` or `after`, then live until it ends."""
+    start = last_event_id if last_event_id is not None else (after or 0)
+    async for event in follow(store, mission_id, start):
+        yield event
+
+
+@router.get("/{mission_id}/artifacts/{name}")
+async def artifact(mission_id: str, name: Artifact, store: StoreDep) -> FileResponse:
+    document = await run_in_threadpool(mission_document, store, mission_id)
+    if document is None:
+        raise _not_found(mission_id)
+    state = document["state"] or {}
+    recorded = state.get("solution_path" if name == "solution.py" else "submission_path")
+    if not recorded or not Path(recorded).is_file():
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"mission '{mission_id}' has no {name} yet")
+    media = "text/x-python" if name == "solution.py" else "text/csv"
+    return FileResponse(recorded, media_type=media, filename=name)

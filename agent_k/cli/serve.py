@@ -1,0 +1,34 @@
+"""`agent-k serve`: the mission API over HTTP (uvicorn)."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated
+
+import typer
+
+from agent_k.cli.common import fail_input, load_settings
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+) -> None:
+    """Serve the mission API (OpenAPI docs at /docs). Beyond loopback it needs AGENT_K_API_TOKEN."""
+    settings = load_settings()
+    if not _is_loopback(host) and settings.api_token is None:
+        fail_input(f"refusing to serve on {host} without a token: set AGENT_K_API_TOKEN, or bind 127.0.0.1")
+    import uvicorn
+
+    from agent_k.api import create_app
+
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)

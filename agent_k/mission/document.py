@@ -1,0 +1,32 @@
+"""One mission as a document (its row, latest state, phase history, result and steps): for the CLI and the API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent_k.store.repository import Store
+
+
+def mission_document(store: Store, mission_id: str) -> dict[str, Any] | None:
+    """Everything known about a mission, or None when there is no such mission."""
+    row = store.get_mission(mission_id)
+    if row is None:
+        return None
+    finished = json.loads(row.result) if row.result else None
+    snapshots = store.snapshots(mission_id)
+    state = finished["state"] if finished else (json.loads(snapshots[-1].state_json) if snapshots else None)
+    return {
+        "id": row.id,
+        "competition": row.competition,
+        "status": row.status,
+        "mode": row.mode,
+        "budget_s": row.budget_s,
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+        "lease_owner": row.lease_owner,
+        "state": state,
+        "phase_history": state["phase_history"] if state else [],
+        "result": finished["result"] if finished else None,
+        "steps": [{"seq": s.seq, "node": s.node_kind, "status": s.status, "error": s.error} for s in snapshots],
+    }

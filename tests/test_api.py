@@ -1,0 +1,141 @@
+"""The mission API over real HTTP: `agent-k serve` in a child process, missions run by the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import AGENT_K, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(env: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    server = subprocess.Popen(
+        [AGENT_K, "serve", "--port", str(port)], env={**os.environ, **env}, stderr=subprocess.PIPE, text=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz").status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        assert server.poll() is None, server.stderr.read() if server.stderr else ""
+        assert time.monotonic() < deadline, "the API did not start"
+        time.sleep(0.1)
+    try:
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.fixture
+def api(home: Path, database_url: str) -> Iterator[str]:
+    yield from _serve({"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": database_url})
+
+
+def read_stream(url: str, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every SSE event of a stream until the server closes it: {id, event, data}."""
+    events, current = [], {}
+    with httpx.stream("GET", url, headers=headers, timeout=60) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if not line:
+                if "data" in current:
+                    events.append(current)
+                current = {}
+            elif not line.startswith(":"):
+                field, _, value = line.partition(": ")
+                current[field] = json.loads(value) if field == "data" else value
+    return events
+
+
+def test_follow_a_mission_with_many_subscribers_and_reconnect(api: str, home: Path, database_url: str) -> None:
+    env = {"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": database_url}
+    mission = subprocess.Popen(
+        [AGENT_K, "run", "--competition", "wine", "--time-budget", "12", "--mission-id", "live", "--json"],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while httpx.get(f"{api}/missions/live").status_code == 404:
+        assert time.monotonic() < deadline and mission.poll() is None
+        time.sleep(0.05)
+
+    with ThreadPoolExecutor(10) as pool:
+        streams = list(pool.map(read_stream, [f"{api}/missions/live/events"] * 10))
+    assert mission.wait(timeout=60) == 0
+
+    first = streams[0]
+    assert [int(e["id"]) for e in first] == list(range(1, len(first) + 1)), "ids run 1, 2, 3… without a gap"
+    assert first[0]["event"] == "mission.started" and first[-1]["event"] == "mission.completed"
+    assert all(e["event"] == e["data"]["type"] == e["data"]["data"]["type"] for e in first)
+    assert all(e["data"]["seq"] == int(e["id"]) and e["data"]["mission_id"] == "live" for e in first)
+    assert all(stream == first for stream in streams), "every subscriber receives the same sequence"
+
+    rest = read_stream(f"{api}/missions/live/events", headers={"Last-Event-ID": "7"})
+    assert rest == first[7:]
+    assert read_stream(f"{api}/missions/live/events?after=10") == first[10:]
+    assert read_stream(f"{api}/missions/live/events", headers={"Last-Event-ID": str(len(first))}) == []
+
+    detail = httpx.get(f"{api}/missions/live").json()
+    assert detail["status"] == "succeeded" and detail["result"]["private_score"] is not None
+    assert [r["phase"] for r in detail["phase_history"]][-1] == "submission"
+    solution = httpx.get(f"{api}/missions/live/artifacts/solution.py")
+    assert solution.status_code == 200 and solution.text == Path(detail["state"]["solution_path"]).read_text()
+    page = httpx.get(f"{api}/missions", params={"status": "succeeded", "limit": 1}).json()
+    assert [m["id"] for m in page["items"]] == ["live"] and page["next_offset"] is None
+
+
+def test_unknown_ids_and_bad_queries(api: str) -> None:
+    for path in ("/missions/nope", "/missions/nope/events", "/missions/nope/artifacts/solution.py"):
+        response = httpx.get(api + path)
+        assert response.status_code == 404 and "nope" in response.json()["detail"]
+    assert httpx.get(f"{api}/competitions/nope").status_code == 404
+    invalid = httpx.get(f"{api}/missions", params={"limit": 0, "status": "dancing"})
+    assert invalid.status_code == 422
+    assert {tuple(e["loc"]) for e in invalid.json()["detail"]} == {("query", "limit"), ("query", "status")}
+    assert httpx.get(f"{api}/missions/x/artifacts/secrets.txt").status_code == 422
+    assert httpx.get(f"{api}/readyz").json() == {"status": "ready"}
+
+    wine = httpx.get(f"{api}/competitions/wine").json()
+    assert wine["competition"]["id"] == "wine" and len(wine["leaderboard"]) >= 13
+    assert "wine" in {c["id"] for c in httpx.get(f"{api}/competitions").json()}
+
+
+def test_a_token_guards_everything_but_health(home: Path) -> None:
+    env = {"AGENT_K_HOME": str(home), "AGENT_K_API_TOKEN": "s3cret-token"}
+    for base in _serve(env):
+        assert httpx.get(f"{base}/healthz").status_code == 200
+        assert httpx.get(f"{base}/missions").status_code == 401
+        assert httpx.get(f"{base}/missions", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        ok = httpx.get(f"{base}/missions", headers={"Authorization": "Bearer s3cret-token"})
+        assert ok.status_code == 200 and "s3cret" not in ok.text
+        assert "s3cret" not in httpx.get(f"{base}/openapi.json").text
+
+
+def test_serve_refuses_a_public_address_without_a_token(home: Path) -> None:
+    result = run_cli("serve", "--host", "0.0.0.0", env={"AGENT_K_HOME": str(home)})
+    assert result.returncode == 2 and "AGENT_K_API_TOKEN" in result.stderr
