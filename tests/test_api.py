@@ -2,73 +2,25 @@
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.api_client import read_stream, serve
 from tests.conftest import AGENT_K, run_cli
 
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serve(env: dict[str, str]) -> Iterator[str]:
-    port = _free_port()
-    server = subprocess.Popen(
-        [AGENT_K, "serve", "--port", str(port)], env={**os.environ, **env}, stderr=subprocess.PIPE, text=True
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz").status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert server.poll() is None, server.stderr.read() if server.stderr else ""
-        assert time.monotonic() < deadline, "the API did not start"
-        time.sleep(0.1)
-    try:
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-
-
 @pytest.fixture
 def api(home: Path, database_url: str) -> Iterator[str]:
-    yield from _serve({"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": database_url})
-
-
-def read_stream(url: str, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Every SSE event of a stream until the server closes it: {id, event, data}."""
-    events, current = [], {}
-    with httpx.stream("GET", url, headers=headers, timeout=60) as response:
-        assert response.status_code == 200, response.read()
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for line in response.iter_lines():
-            if not line:
-                if "data" in current:
-                    events.append(current)
-                current = {}
-            elif not line.startswith(":"):
-                field, _, value = line.partition(": ")
-                current[field] = json.loads(value) if field == "data" else value
-    return events
+    yield from serve({"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": database_url})
 
 
 def test_follow_a_mission_with_many_subscribers_and_reconnect(api: str, home: Path, database_url: str) -> None:
@@ -127,7 +79,7 @@ def test_unknown_ids_and_bad_queries(api: str) -> None:
 
 def test_a_token_guards_everything_but_health(home: Path) -> None:
     env = {"AGENT_K_HOME": str(home), "AGENT_K_API_TOKEN": "s3cret-token"}
-    for base in _serve(env):
+    for base in serve(env):
         assert httpx.get(f"{base}/healthz").status_code == 200
         assert httpx.get(f"{base}/missions").status_code == 401
         assert httpx.get(f"{base}/missions", headers={"Authorization": "Bearer wrong"}).status_code == 401

@@ -134,7 +134,7 @@ def test_a_node_that_raises_fails_the_step_and_resume_reruns_it(settings: Settin
 
 def test_a_live_lease_blocks_a_second_runner(settings: Settings, store: Store) -> None:
     runner = _runner(settings, store, phases=(FlakyEntry,))
-    runner.create("leased", MissionSpec(criteria=Criteria(), time_budget=10))
+    runner.create("leased", MissionSpec(criteria=Criteria(), time_budget=10), queue=True)
     assert store.acquire_lease("leased", "otherhost:1:abc", ttl=60)
     with pytest.raises(MissionError, match="is running under otherhost:1:abc"):
         asyncio.run(runner.run("leased"))

@@ -78,3 +78,24 @@ def test_a_step_closes_the_previous_one_atomically(store: Store) -> None:
     with pytest.raises(IntegrityError):
         store.begin_step("m", previous_id=None, seq=2, node_kind="C", node_json="{}", state_json="{}")
     assert [s.node_kind for s in store.snapshots("m")] == ["A", "B"]
+
+
+def test_workers_claim_queued_and_abandoned_missions_oldest_first(store: Store) -> None:
+    options = {"criteria": {}, "mode": "workflow", "keep_columns": []}
+    for mission_id in ("old", "new"):
+        store.create_mission(
+            mission_id, competition=None, platform="local", mode="workflow", budget_s=10, options=options
+        )
+        time.sleep(0.01)
+    store.create_mission(
+        "held", competition=None, platform="local", mode="workflow", budget_s=10, options=options, claimed_by="cli"
+    )
+    assert store.claim_next("w1", ttl=0.3) == "old"
+    assert store.claim_next("w2", ttl=30) == "new"
+    assert store.claim_next("w3", ttl=30) is None, "a mission held by its creator or a live worker is not claimable"
+    time.sleep(0.5)
+    assert store.claim_next("w3", ttl=30) == "old", "a worker that stopped renewing loses its mission"
+    store.finish_mission("new", last_snapshot_id=None, status="succeeded", result="{}")
+    store.release_lease("old", "w3")
+    store.finish_mission("old", last_snapshot_id=None, status="failed", result="{}")
+    assert store.claim_next("w4", ttl=30) is None, "ended missions are never claimed"

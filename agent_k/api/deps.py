@@ -44,5 +44,6 @@ def require_token(
         )
 
 
+SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[Store, Depends(get_store)]
 PlatformDep = Annotated[LocalPlatform, Depends(get_platform)]

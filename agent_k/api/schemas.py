@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class MissionSummary(BaseModel):
@@ -46,3 +46,15 @@ class MissionDetail(BaseModel):
     result: dict[str, Any] | None
     """Scores, rank, medal and paths once the mission has ended."""
     steps: list[StepSummary]
+
+
+class MissionCreate(BaseModel):
+    """A mission to queue; a worker runs it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    competition: str = Field(min_length=1, max_length=128)
+    time_budget: float = Field(default=120.0, gt=0, le=7 * 24 * 3600, description="seconds")
+    mode: Literal["auto", "workflow"] = "auto"
+    platform: Literal["local"] = "local"
+    keep_columns: list[str] = Field(default_factory=list, description="leakage suspects to keep as features")

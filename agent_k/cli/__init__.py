@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from agent_k.cli import admin, competitions, missions, run, serve
+from agent_k.cli import admin, competitions, missions, run, serve, worker
 
 app = typer.Typer(
     name="agent-k",
@@ -16,6 +16,7 @@ app.command("run")(run.run)
 app.command("resume")(run.resume)
 app.command("graph")(admin.graph)
 app.command("serve")(serve.serve)
+app.command("worker")(worker.worker)
 app.add_typer(missions.app, name="missions")
 app.add_typer(competitions.app, name="competitions")
 app.add_typer(admin.db_app, name="db")

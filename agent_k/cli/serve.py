@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import subprocess
+import sys
 from typing import Annotated
 
 import typer
@@ -22,6 +24,7 @@ def _is_loopback(host: str) -> bool:
 def serve(
     host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+    with_worker: Annotated[bool, typer.Option("--worker/--no-worker", help="run queued missions here too")] = True,
 ) -> None:
     """Serve the mission API (OpenAPI docs at /docs). Beyond loopback it needs AGENT_K_API_TOKEN."""
     settings = load_settings()
@@ -31,4 +34,14 @@ def serve(
 
     from agent_k.api import create_app
 
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+    # The embedded worker is a child process: phases never run in the API's event loop.
+    worker = subprocess.Popen([sys.argv[0], "worker"]) if with_worker else None
+    try:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+    finally:
+        if worker is not None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                worker.kill()

@@ -119,6 +119,7 @@ class MissionRunner:
         phases: tuple[type[PhaseNode], ...] = PHASE_NODES,
         on_event: Callable[[Event], None] | None = None,
         evaluator: Evaluator | None = None,
+        owner: str | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -128,11 +129,12 @@ class MissionRunner:
         self.node_types = node_types(phases)
         self.on_event = on_event
         self.evaluator = evaluator or LocalEvaluator(settings.parallel_evaluations)
-        self.owner = process_owner()
+        self.owner = owner or process_owner()
 
     # -- entry points ------------------------------------------------------------------------------
 
-    def create(self, mission_id: str, spec: MissionSpec) -> None:
+    def create(self, mission_id: str, spec: MissionSpec, *, queue: bool = False) -> None:
+        """Record a mission: held by this runner to run now, or (`queue`) left for a worker to claim."""
         self.store.create_mission(
             mission_id,
             competition=spec.criteria.competition,
@@ -140,6 +142,8 @@ class MissionRunner:
             mode=spec.mode.value,
             budget_s=spec.time_budget,
             options=spec.options(),
+            claimed_by=None if queue else self.owner,
+            lease_ttl=self.settings.lease_ttl,
         )
 
     async def run(self, mission_id: str) -> MissionResult:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, or_, update
+from sqlalchemy import Engine, and_, func, insert, or_, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -56,7 +57,10 @@ class Store:
         budget_s: float,
         options: dict[str, Any],
         status: str = "queued",
+        claimed_by: str | None = None,
+        lease_ttl: float = 30.0,
     ) -> MissionRow:
+        """Insert a mission. `claimed_by` holds its lease from the start, so no worker takes it first."""
         now = utcnow()
         row = MissionRow(
             id=mission_id,
@@ -68,6 +72,8 @@ class Store:
             options=json.dumps(options),
             created_at=now,
             updated_at=now,
+            lease_owner=claimed_by,
+            lease_expires_at=now + timedelta(seconds=lease_ttl) if claimed_by else None,
         )
         try:
             with self._session() as session:
@@ -107,6 +113,28 @@ class Store:
         )
         with self.engine.begin() as connection:
             return connection.execute(statement).rowcount == 1
+
+    def claim_next(self, owner: str, ttl: float) -> str | None:
+        """Take the lease of the oldest mission a worker should run: queued, or running under an expired lease
+        (its process died). On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets workers claim side by side."""
+        now = utcnow()
+        claimable = and_(
+            col(MissionRow.status).in_(("queued", "running")),
+            or_(col(MissionRow.lease_owner).is_(None), col(MissionRow.lease_expires_at) < now),
+        )
+        pick = sa_select(col(MissionRow.id)).where(claimable).order_by(col(MissionRow.created_at)).limit(1)
+        if self.engine.dialect.name == "postgresql":
+            pick = pick.with_for_update(skip_locked=True)
+        with self.engine.begin() as connection:
+            mission_id = connection.execute(pick).scalar()
+            if mission_id is None:
+                return None
+            taken = connection.execute(
+                update(MissionRow)
+                .where(col(MissionRow.id) == mission_id, claimable)
+                .values(lease_owner=owner, lease_expires_at=now + timedelta(seconds=ttl), updated_at=now)
+            ).rowcount
+        return str(mission_id) if taken == 1 else None
 
     def renew_lease(self, mission_id: str, owner: str, ttl: float) -> bool:
         now = utcnow()

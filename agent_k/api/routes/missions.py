@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Literal
@@ -11,10 +12,13 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from agent_k.api.deps import StoreDep
-from agent_k.api.schemas import MissionDetail, MissionPage, MissionSummary
+from agent_k.api.deps import PlatformDep, SettingsDep, StoreDep
+from agent_k.api.schemas import MissionCreate, MissionDetail, MissionPage, MissionSummary
 from agent_k.api.streaming import follow
 from agent_k.mission.document import mission_document
+from agent_k.mission.runner import MissionRunner, MissionSpec
+from agent_k.mission.state import Mode
+from agent_k.platforms.base import CompetitionNotFound, Criteria
 
 router = APIRouter(prefix="/missions", tags=["missions"])
 
@@ -37,6 +41,29 @@ async def list_missions(
     items = [MissionSummary.model_validate(row, from_attributes=True) for row in rows[:limit]]
     next_offset = offset + limit if len(rows) > limit else None
     return MissionPage(items=items, limit=limit, offset=offset, next_offset=next_offset)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_mission(
+    body: MissionCreate, store: StoreDep, settings: SettingsDep, platform: PlatformDep
+) -> MissionSummary:
+    """Queue a mission on a known competition; nothing is written when the competition is unknown."""
+    try:
+        await platform.get_competition(body.competition)
+    except CompetitionNotFound as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    mission_id = f"m-{uuid.uuid4().hex[:12]}"
+    spec = MissionSpec(
+        criteria=Criteria(competition=body.competition),
+        mode=Mode(body.mode),
+        time_budget=body.time_budget,
+        keep_columns=tuple(body.keep_columns),
+        platform=body.platform,
+    )
+    runner = MissionRunner(settings, store, platform)
+    await run_in_threadpool(runner.create, mission_id, spec, queue=True)
+    row = await run_in_threadpool(store.get_mission, mission_id)
+    return MissionSummary.model_validate(row, from_attributes=True)
 
 
 @router.get("/{mission_id}")

@@ -1,0 +1,55 @@
+"""Workers: claim queued missions from the store and run them, one at a time, until told to stop.
+
+Any number of workers can share a PostgreSQL store (claims use `FOR UPDATE SKIP LOCKED`); SQLite allows one.
+A mission whose worker died (its lease expired) is claimed again and resumes from its last snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from agent_k.config import Settings
+from agent_k.mission.runner import MissionError, MissionRunner, process_owner
+from agent_k.ml.executors import make_evaluator
+from agent_k.platforms.local import LocalPlatform
+from agent_k.store.repository import Store
+
+log = logging.getLogger("agent_k.worker")
+
+
+@dataclass
+class Worker:
+    settings: Settings
+    store: Store
+    poll_s: float = 1.0
+    owner: str = field(default_factory=process_owner)
+    _unrunnable: set[str] = field(default_factory=set)
+
+    async def run_one(self) -> str | None:
+        """Claim and run the next mission; its id, or None when there is nothing to run."""
+        mission_id = await asyncio.to_thread(self.store.claim_next, self.owner, self.settings.lease_ttl)
+        if mission_id is None or mission_id in self._unrunnable:
+            return None
+        evaluator = make_evaluator(self.settings.executor, self.settings.parallel_evaluations)
+        platform = LocalPlatform(self.settings.competitions_dir)
+        runner = MissionRunner(self.settings, self.store, platform, evaluator=evaluator, owner=self.owner)
+        log.info("running mission %s", mission_id)
+        try:
+            result = await runner.run(mission_id)
+            log.info("mission %s ended: %s", mission_id, "succeeded" if result.success else result.error)
+        except MissionError as exc:  # e.g. not resumable: leave it to a person (`agent-k resume`)
+            log.warning("mission %s: %s", mission_id, exc)
+            self._unrunnable.add(mission_id)
+            self.store.release_lease(mission_id, self.owner)
+        finally:
+            evaluator.close()
+        return mission_id
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            if await self.run_one() is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.poll_s)

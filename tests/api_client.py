@@ -1,0 +1,67 @@
+"""Test helpers for the HTTP API: start `agent-k serve` in a child process, and read SSE streams."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from tests.conftest import AGENT_K
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(env: dict[str, str], *args: str) -> Iterator[str]:
+    """Yield the base URL of a running `agent-k serve`; stop it afterwards."""
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryFile("w+") as log:  # not a pipe: nobody reads it while the server runs
+        command = [AGENT_K, "serve", "--port", str(port), *args]
+        server = subprocess.Popen(command, env={**os.environ, **env}, stderr=log)
+        try:
+            deadline = time.monotonic() + 30
+            while not _answers(base):
+                if server.poll() is not None:
+                    log.seek(0)
+                    raise AssertionError(f"agent-k serve exited: {log.read()}")
+                assert time.monotonic() < deadline, "the API did not start"
+                time.sleep(0.1)
+            yield base
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+
+
+def _answers(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/healthz").status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def read_stream(url: str, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every SSE event of a stream until the server closes it: {id, event, data}."""
+    events, current = [], {}
+    with httpx.stream("GET", url, headers=headers, timeout=60) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if not line:
+                if "data" in current:
+                    events.append(current)
+                current = {}
+            elif not line.startswith(":"):
+                field, _, value = line.partition(": ")
+                current[field] = json.loads(value) if field == "data" else value
+    return events

@@ -1,0 +1,134 @@
+"""Workers run queued missions: launched over the API, shared by two workers on PostgreSQL, and taken over
+after a worker is killed with -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agent_k.config import Settings
+from agent_k.mission.runner import MissionRunner, MissionSpec
+from agent_k.mission.state import Mode
+from agent_k.platforms.base import Criteria
+from agent_k.platforms.local import LocalPlatform
+from agent_k.store.repository import Store
+from tests.api_client import read_stream, serve
+from tests.conftest import AGENT_K
+
+pytestmark = pytest.mark.slow
+
+
+def _queue(url: str, home: Path, missions: dict[str, str], budget: float) -> Store:
+    store = Store.open(url)
+    runner = MissionRunner(Settings(home=home, database_url=url), store, LocalPlatform(home / "competitions"))
+    for mission_id, competition in missions.items():
+        spec = MissionSpec(criteria=Criteria(competition=competition), mode=Mode.workflow, time_budget=budget)
+        runner.create(mission_id, spec, queue=True)
+    return store
+
+
+def _worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("w") as out:
+        return subprocess.Popen([AGENT_K, "worker", "--poll", "0.2"], env={**os.environ, **env}, stderr=out)
+
+
+def _wait_for(store: Store, mission_ids: list[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while any((row := store.get_mission(m)) is None or row.status not in ("succeeded", "failed") for m in mission_ids):
+        assert time.monotonic() < deadline, {m: store.get_mission(m).status for m in mission_ids}  # type: ignore[union-attr]
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def api(home: Path) -> Iterator[str]:
+    yield from serve({"AGENT_K_HOME": str(home), "AGENT_K_WORKERS": "2"})
+
+
+def test_a_mission_posted_to_the_api_runs_on_the_embedded_worker(api: str) -> None:
+    created = httpx.post(f"{api}/missions", json={"competition": "wine", "time_budget": 12, "mode": "workflow"})
+    assert created.status_code == 201, created.text
+    mission = created.json()
+    assert mission["status"] == "queued" and mission["competition"] == "wine"
+
+    events = read_stream(f"{api}/missions/{mission['id']}/events")
+    assert events[0]["event"] == "mission.started" and events[-1]["event"] == "mission.completed"
+    detail = httpx.get(f"{api}/missions/{mission['id']}").json()
+    assert detail["status"] == "succeeded" and detail["result"]["rank"] is not None
+
+
+def test_a_bad_launch_is_refused_and_writes_nothing(api: str) -> None:
+    for body in (
+        {"competition": "no-such-competition"},
+        {"competition": "wine", "time_budget": -1},
+        {"competition": "wine", "mode": "psychic"},
+        {"competition": "wine", "surprise": True},
+        {},
+    ):
+        response = httpx.post(f"{api}/missions", json=body)
+        assert response.status_code == 422, (body, response.text)
+    assert "no-such-competition" in httpx.post(f"{api}/missions", json={"competition": "no-such-competition"}).text
+    assert httpx.get(f"{api}/missions").json()["items"] == []
+
+
+@pytest.mark.postgres
+def test_two_workers_share_six_missions_and_run_each_once(home: Path, postgres_url: str, tmp_path: Path) -> None:
+    missions = {f"q{i}": c for i, c in enumerate(["wine", "penguins", "titanic", "diabetes", "wine", "penguins"])}
+    store = _queue(postgres_url, home, missions, budget=8)
+    env = {"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": postgres_url, "AGENT_K_WORKERS": "1"}
+    workers = [_worker(env, tmp_path / f"worker{i}.log") for i in range(2)]
+    try:
+        _wait_for(store, list(missions), timeout=240)
+    finally:
+        for worker in workers:
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(timeout=60)
+
+    ran = [{m for m in missions if f"running mission {m}" in (tmp_path / f"worker{i}.log").read_text()} for i in (0, 1)]
+    assert ran[0].isdisjoint(ran[1]) and ran[0] | ran[1] == set(missions), ran
+    assert ran[0] and ran[1], "both workers took missions"
+    for mission_id in missions:
+        row = store.get_mission(mission_id)
+        assert row is not None and row.status == "succeeded"
+        types = [e.type for e in store.events_after(mission_id)]
+        assert types.count("mission.started") == 1 and types.count("submission.created") == 1
+        state = json.loads(row.result or "{}")["state"]
+        assert [r["phase"] for r in state["phase_history"]].count("submission") == 1
+        assert all(s.status == "succeeded" for s in store.snapshots(mission_id))
+    store.close()
+
+
+@pytest.mark.postgres
+def test_a_worker_killed_with_9_is_replaced_and_the_mission_resumes(
+    home: Path, postgres_url: str, tmp_path: Path
+) -> None:
+    store = _queue(postgres_url, home, {"orphan": "wine"}, budget=20)
+    env = {"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": postgres_url, "AGENT_K_LEASE_TTL": "3"}
+    first = _worker(env, tmp_path / "first.log")
+    deadline = time.monotonic() + 60
+    while "evolution.generation" not in [e.type for e in store.events_after("orphan")]:
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.1)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    assert store.get_mission("orphan").status == "running"  # type: ignore[union-attr]
+
+    second = _worker(env, tmp_path / "second.log")
+    try:
+        _wait_for(store, ["orphan"], timeout=120)
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=60)
+    row = store.get_mission("orphan")
+    assert row is not None and row.status == "succeeded"
+    started = [json.loads(e.payload) for e in store.events_after("orphan") if e.type == "mission.started"]
+    assert len(started) == 2 and started[1]["resumed_from_seq"] is not None
+    assert "running mission orphan" in (tmp_path / "second.log").read_text()
+    store.close()
