@@ -19,6 +19,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
+def database_url(home: Path) -> str:
+    """The stream reads the events table through the same Store on either database; SQLite keeps this fast
+    (the PostgreSQL paths of the service are covered by the worker tests)."""
+    return f"sqlite:///{home / 'agent_k.db'}"
+
+
+@pytest.fixture
 def api(home: Path, database_url: str) -> Iterator[str]:
     yield from serve({"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": database_url})
 

@@ -177,7 +177,7 @@ def test_a_mission_succeeds_when_some_candidates_fail(home: Path, tmp_path: Path
     settings = Settings(home=home, database_url=url, workers=2)
     store = Store.open(url)
     runner = _runner(settings, store, evaluator=HostileEvaluator(parallelism=2))
-    runner.create("hostile", MissionSpec(criteria=Criteria(competition="wine"), time_budget=30))
+    runner.create("hostile", MissionSpec(criteria=Criteria(competition="wine"), time_budget=20))
     result = asyncio.run(runner.run("hostile"))
     assert result.success, result.detail
 

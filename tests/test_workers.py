@@ -81,7 +81,7 @@ def test_a_bad_launch_is_refused_and_writes_nothing(api: str) -> None:
 @pytest.mark.postgres
 def test_two_workers_share_six_missions_and_run_each_once(home: Path, postgres_url: str, tmp_path: Path) -> None:
     missions = {f"q{i}": c for i, c in enumerate(["wine", "penguins", "titanic", "diabetes", "wine", "penguins"])}
-    store = _queue(postgres_url, home, missions, budget=8)
+    store = _queue(postgres_url, home, missions, budget=10)
     env = {"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": postgres_url, "AGENT_K_WORKERS": "1"}
     workers = [_worker(env, tmp_path / f"worker{i}.log") for i in range(2)]
     try:
