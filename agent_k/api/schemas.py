@@ -33,14 +33,7 @@ class StepSummary(BaseModel):
     error: str | None
 
 
-class MissionDetail(BaseModel):
-    id: str
-    competition: str | None
-    status: str
-    mode: str
-    budget_s: float
-    created_at: datetime
-    updated_at: datetime
+class MissionDetail(MissionSummary):
     state: dict[str, Any] | None
     phase_history: list[dict[str, Any]]
     result: dict[str, Any] | None

@@ -8,6 +8,7 @@ import math
 import random
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
@@ -250,6 +251,11 @@ Solution = Recipe | Ensemble
 """What a candidate is: one recipe, or a blend of recipes."""
 
 
+@cache
+def _solution_adapter() -> TypeAdapter[Solution]:
+    return TypeAdapter(Solution)
+
+
 def load_solution(payload: str) -> Solution:
-    """A solution from its archived JSON."""
-    return TypeAdapter(Solution).validate_json(payload)
+    """A solution from its archived JSON (the archive is re-read every generation: the adapter is built once)."""
+    return _solution_adapter().validate_json(payload)
