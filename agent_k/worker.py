@@ -12,7 +12,9 @@ import logging
 from dataclasses import dataclass, field
 
 from agent_k.config import Settings
-from agent_k.mission.runner import MissionError, MissionRunner, process_owner
+from agent_k.mission.control import MissionError
+from agent_k.mission.liveness import process_owner
+from agent_k.mission.runner import MissionRunner
 from agent_k.ml.executors import make_evaluator
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
@@ -30,8 +32,10 @@ class Worker:
 
     async def run_one(self) -> str | None:
         """Claim and run the next mission; its id, or None when there is nothing to run."""
-        mission_id = await asyncio.to_thread(self.store.claim_next, self.owner, self.settings.lease_ttl)
-        if mission_id is None or mission_id in self._unrunnable:
+        mission_id = await asyncio.to_thread(
+            self.store.claim_next, self.owner, self.settings.lease_ttl, skip=self._unrunnable
+        )
+        if mission_id is None:
             return None
         evaluator = make_evaluator(self.settings.executor, self.settings.parallel_evaluations)
         platform = LocalPlatform(self.settings.competitions_dir)
@@ -39,7 +43,7 @@ class Worker:
         log.info("running mission %s", mission_id)
         try:
             result = await runner.run(mission_id)
-            log.info("mission %s ended: %s", mission_id, "succeeded" if result.success else result.error)
+            log.info("mission %s ended: %s", mission_id, result.error or result.status)
         except MissionError as exc:  # e.g. not resumable: leave it to a person (`agent-k resume`)
             log.warning("mission %s: %s", mission_id, exc)
             self._unrunnable.add(mission_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -9,6 +10,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -22,8 +24,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(env: dict[str, str], *args: str) -> Iterator[str]:
-    """Yield the base URL of a running `agent-k serve`; stop it afterwards."""
+@dataclass
+class Api:
+    base: str
+    process: subprocess.Popen[bytes]
+
+
+@contextlib.contextmanager
+def running_api(env: dict[str, str], *args: str) -> Iterator[Api]:
+    """A running `agent-k serve` child process; stopped (if still alive) afterwards."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryFile("w+") as log:  # not a pipe: nobody reads it while the server runs
@@ -37,10 +46,16 @@ def serve(env: dict[str, str], *args: str) -> Iterator[str]:
                     raise AssertionError(f"agent-k serve exited: {log.read()}")
                 assert time.monotonic() < deadline, "the API did not start"
                 time.sleep(0.1)
-            yield base
+            yield Api(base, server)
         finally:
             server.terminate()
             server.wait(timeout=20)
+
+
+def serve(env: dict[str, str], *args: str) -> Iterator[str]:
+    """Yield the base URL of a running `agent-k serve`; stop it afterwards (for fixtures)."""
+    with running_api(env, *args) as api:
+        yield api.base
 
 
 def _answers(base: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -30,13 +31,19 @@ def api(home: Path, database_url: str) -> Iterator[str]:
     yield from serve({"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": database_url})
 
 
-def test_follow_a_mission_with_many_subscribers_and_reconnect(api: str, home: Path, database_url: str) -> None:
+def test_follow_a_mission_through_the_approval_gate_with_many_subscribers(
+    api: str, home: Path, database_url: str
+) -> None:
+    """`agent-k run --require-approval` stops before Submission; ten subscribers stay on the stream while it
+    waits, `POST approve` lets the API's worker finish it, and every subscriber sees the same sequence."""
     env = {"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": database_url}
+    command = [AGENT_K, "run", "--competition", "wine", "--time-budget", "12", "--mission-id", "live"]
     mission = subprocess.Popen(
-        [AGENT_K, "run", "--competition", "wine", "--time-budget", "12", "--mission-id", "live", "--json"],
+        [*command, "--require-approval", "--json"],
         env={**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 30
     while httpx.get(f"{api}/missions/live").status_code == 404:
@@ -44,12 +51,29 @@ def test_follow_a_mission_with_many_subscribers_and_reconnect(api: str, home: Pa
         time.sleep(0.05)
 
     with ThreadPoolExecutor(10) as pool:
-        streams = list(pool.map(read_stream, [f"{api}/missions/live/events"] * 10))
-    assert mission.wait(timeout=60) == 0
+        followers = [pool.submit(read_stream, f"{api}/missions/live/events") for _ in range(10)]
+        out, _ = mission.communicate(timeout=60)
+        assert mission.returncode == 0 and json.loads(out.splitlines()[-1])["status"] == "awaiting_approval"
+        waiting = httpx.get(f"{api}/missions/live").json()
+        assert (waiting["status"], waiting["approval"]) == ("awaiting_approval", "pending")
+        assert waiting["steps"][-1] == {
+            "seq": len(waiting["steps"]),
+            "node": "SubmissionNode",
+            "status": "waiting",
+            "error": "awaiting approval",
+        }
+        assert not any(f.done() for f in followers), "streams stay open while the mission waits"
+        approved = httpx.post(f"{api}/missions/live/approve")
+        assert approved.status_code == 200 and approved.json()["status"] == "queued"
+        streams = [f.result(timeout=60) for f in followers]
 
     first = streams[0]
     assert [int(e["id"]) for e in first] == list(range(1, len(first) + 1)), "ids run 1, 2, 3… without a gap"
-    assert first[0]["event"] == "mission.started" and first[-1]["event"] == "mission.completed"
+    types = [e["event"] for e in first]
+    assert types[0] == "mission.started" and types[-1] == "mission.completed"
+    gate = types.index("approval.requested")
+    assert types[gate + 1 : gate + 3] == ["approval.granted", "mission.started"]
+    assert "submission.created" not in types[:gate] and "submission.created" in types[gate:]
     assert all(e["event"] == e["data"]["type"] == e["data"]["data"]["type"] for e in first)
     assert all(e["data"]["seq"] == int(e["id"]) and e["data"]["mission_id"] == "live" for e in first)
     assert all(stream == first for stream in streams), "every subscriber receives the same sequence"
@@ -61,17 +85,23 @@ def test_follow_a_mission_with_many_subscribers_and_reconnect(api: str, home: Pa
 
     detail = httpx.get(f"{api}/missions/live").json()
     assert detail["status"] == "succeeded" and detail["result"]["private_score"] is not None
-    assert [r["phase"] for r in detail["phase_history"]][-1] == "submission"
+    assert [r["phase"] for r in detail["phase_history"]].count("submission") == 1
     solution = httpx.get(f"{api}/missions/live/artifacts/solution.py")
     assert solution.status_code == 200 and solution.text == Path(detail["state"]["solution_path"]).read_text()
     page = httpx.get(f"{api}/missions", params={"status": "succeeded", "limit": 1}).json()
     assert [m["id"] for m in page["items"]] == ["live"] and page["next_offset"] is None
+    assert httpx.post(f"{api}/missions/live/approve").status_code == 409
+    assert httpx.post(f"{api}/missions/live/cancel").status_code == 409
 
 
 def test_unknown_ids_and_bad_queries(api: str) -> None:
     for path in ("/missions/nope", "/missions/nope/events", "/missions/nope/artifacts/solution.py"):
         response = httpx.get(api + path)
         assert response.status_code == 404 and "nope" in response.json()["detail"]
+    for action in ("cancel", "resume", "approve", "reject"):
+        response = httpx.post(f"{api}/missions/nope/{action}")
+        assert response.status_code == 404 and "nope" in response.json()["detail"]
+    assert httpx.get(f"{api}/missions").json()["items"] == [], "a 404 leaves nothing behind"
     assert httpx.get(f"{api}/competitions/nope").status_code == 404
     invalid = httpx.get(f"{api}/missions", params={"limit": 0, "status": "dancing"})
     assert invalid.status_code == 422

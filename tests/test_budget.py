@@ -14,6 +14,7 @@ from pydantic_graph import End
 from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.mission.budget import BudgetClock
+from agent_k.mission.liveness import warn_budget
 from agent_k.mission.nodes import PhaseNode
 from agent_k.mission.nodes.base import PhaseContext
 from agent_k.mission.nodes.discovery import rank_competitions
@@ -31,12 +32,12 @@ def test_a_budget_warning_fires_once_at_80_percent_of_a_phase(store: Store) -> N
     clock, emitter = BudgetClock(state.budget), EventEmitter(store, "warn")
 
     state.budget.spent_s[Phase.discovery], state.budget.spent_s[Phase.research] = 5.0, 7.9
-    MissionRunner._warn_budget(state, clock, emitter)
+    warn_budget(state, clock, emitter)
     assert store.events_after("warn") == []
 
     state.budget.spent_s[Phase.research] = 8.0
-    MissionRunner._warn_budget(state, clock, emitter)
-    MissionRunner._warn_budget(state, clock, emitter)
+    warn_budget(state, clock, emitter)
+    warn_budget(state, clock, emitter)
     [warning] = store.events_after("warn")
     assert warning.type == "budget.warning" and warning.phase == "research"
     assert json.loads(warning.payload) == {"type": "budget.warning", "used_s": 8.0, "allowed_s": 10.0}

@@ -12,9 +12,10 @@ import pytest
 from pydantic_graph import End
 
 from agent_k.config import Settings
+from agent_k.mission.control import MissionError
 from agent_k.mission.nodes import EvolutionNode, PhaseNode, PrototypeNode, ResearchNode, SubmissionNode
 from agent_k.mission.nodes.base import PhaseContext
-from agent_k.mission.runner import MissionError, MissionRunner, MissionSpec
+from agent_k.mission.runner import MissionRunner, MissionSpec
 from agent_k.mission.state import MissionResult, Phase
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.executors import LocalEvaluator

@@ -3,6 +3,7 @@ after a worker is killed with -9."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,8 +22,8 @@ from agent_k.mission.state import Mode
 from agent_k.platforms.base import Criteria
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
-from tests.api_client import read_stream, serve
-from tests.conftest import AGENT_K
+from tests.api_client import read_stream, running_api, serve
+from tests.conftest import AGENT_K, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -52,16 +54,59 @@ def api(home: Path) -> Iterator[str]:
     yield from serve({"AGENT_K_HOME": str(home), "AGENT_K_WORKERS": "2"})
 
 
-def test_a_mission_posted_to_the_api_runs_on_the_embedded_worker(api: str) -> None:
-    created = httpx.post(f"{api}/missions", json={"competition": "wine", "time_budget": 12, "mode": "workflow"})
-    assert created.status_code == 201, created.text
-    mission = created.json()
-    assert mission["status"] == "queued" and mission["competition"] == "wine"
+def _processes_under(directory: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and (entry / "cwd").readlink().is_relative_to(directory):
+                found.append(int(entry.name))
+    return found
 
-    events = read_stream(f"{api}/missions/{mission['id']}/events")
-    assert events[0]["event"] == "mission.started" and events[-1]["event"] == "mission.completed"
-    detail = httpx.get(f"{api}/missions/{mission['id']}").json()
-    assert detail["status"] == "succeeded" and detail["result"]["rank"] is not None
+
+def _wait_status(base: str, mission_id: str, wanted: str, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while (mission := httpx.get(f"{base}/missions/{mission_id}").json())["status"] != wanted:
+        assert time.monotonic() < deadline, mission["status"]
+        time.sleep(0.2)
+    return mission
+
+
+def test_posted_missions_run_wait_for_approval_across_a_restart_and_cancel(home: Path) -> None:
+    """On the embedded worker: a gated mission waits for approval through a kill -9 of the API, then finishes
+    after `agent-k approve`; a running mission is cancelled over HTTP and its sandboxed children die with it."""
+    env = {"AGENT_K_HOME": str(home), "AGENT_K_WORKERS": "2"}
+    with running_api(env) as api:
+        body = {"competition": "wine", "time_budget": 12, "mode": "workflow", "require_approval": True}
+        created = httpx.post(f"{api.base}/missions", json=body)
+        assert created.status_code == 201, created.text
+        gated = created.json()
+        assert gated["status"] == "queued" and gated["competition"] == "wine"
+        _wait_status(api.base, gated["id"], "awaiting_approval")
+        api.process.send_signal(signal.SIGKILL)
+        api.process.wait(timeout=10)
+
+    with running_api(env) as api:
+        assert httpx.get(f"{api.base}/missions/{gated['id']}").json()["approval"] == "pending"
+        doomed = httpx.post(f"{api.base}/missions", json={"competition": "wine", "time_budget": 60}).json()
+        mission_dir = home / "missions" / doomed["id"]
+        deadline = time.monotonic() + 60
+        while not _processes_under(mission_dir):
+            assert time.monotonic() < deadline, "no candidate ever ran"
+            time.sleep(0.05)
+        cancelling = httpx.post(f"{api.base}/missions/{doomed['id']}/cancel")
+        assert cancelling.status_code == 202 and cancelling.json()["cancel_requested_at"] is not None
+        events = read_stream(f"{api.base}/missions/{doomed['id']}/events")
+        assert events[-1]["event"] == "mission.cancelled"
+        assert _wait_status(api.base, doomed["id"], "cancelled")["result"]["error"] == "cancelled"
+        assert _processes_under(mission_dir) == [], "sandboxed children outlived the cancel"
+
+        approved = run_cli("approve", gated["id"], env=env)
+        assert approved.returncode == 0, approved.stderr
+        events = read_stream(f"{api.base}/missions/{gated['id']}/events")
+        assert events[-1]["event"] == "mission.completed"
+        assert [e["event"] for e in events].count("submission.created") == 1
+        detail = _wait_status(api.base, gated["id"], "succeeded")
+        assert detail["result"]["rank"] is not None
 
 
 def test_a_bad_launch_is_refused_and_writes_nothing(api: str) -> None:

@@ -9,6 +9,7 @@ from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from agent_k.api.deps import require_token
+from agent_k.api.feeds import EventFeeds
 from agent_k.api.routes import competitions, health, missions
 from agent_k.config import Settings
 from agent_k.platforms.local import LocalPlatform
@@ -23,9 +24,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         store = Store.open(settings.resolved_database_url)
         app.state.settings, app.state.store = settings, store
         app.state.platform = LocalPlatform(settings.competitions_dir)
+        app.state.feeds = feeds = EventFeeds(store)
+        await feeds.start()
         try:
             yield
         finally:
+            await feeds.close()
             store.close()
 
     app = FastAPI(

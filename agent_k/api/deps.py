@@ -1,4 +1,4 @@
-"""Request dependencies: the store, the platform, and the optional bearer token."""
+"""Request dependencies: the store, the event feeds, the platform, and the optional bearer token."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from agent_k.api.feeds import EventFeeds
 from agent_k.config import Settings
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
@@ -23,6 +24,11 @@ def get_settings(request: Request) -> Settings:
 def get_store(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
+
+
+def get_feeds(request: Request) -> EventFeeds:
+    feeds: EventFeeds = request.app.state.feeds
+    return feeds
 
 
 def get_platform(request: Request) -> LocalPlatform:
@@ -47,3 +53,4 @@ def require_token(
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[Store, Depends(get_store)]
 PlatformDep = Annotated[LocalPlatform, Depends(get_platform)]
+FeedsDep = Annotated[EventFeeds, Depends(get_feeds)]

@@ -16,6 +16,10 @@ class MissionSummary(BaseModel):
     budget_s: float
     created_at: datetime
     updated_at: datetime
+    approval: str | None = None
+    """The gate before Submission, when asked for: `pending`, `approved` or `rejected`."""
+    cancel_requested_at: datetime | None = None
+    """Set while a worker is stopping the mission after a cancel."""
 
 
 class MissionPage(BaseModel):
@@ -51,3 +55,4 @@ class MissionCreate(BaseModel):
     mode: Literal["auto", "workflow"] = "auto"
     platform: Literal["local"] = "local"
     keep_columns: list[str] = Field(default_factory=list, description="leakage suspects to keep as features")
+    require_approval: bool = Field(default=False, description="stop before Submission until approved")

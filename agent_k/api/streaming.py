@@ -1,25 +1,23 @@
 """A mission's events as SSE, read from the persisted log: a reconnecting client loses nothing.
 
 Each event goes out as `id: <seq>`, `event: <type>`, `data: <envelope JSON>`. The stream replays from the
-requested seq, then follows new events until the mission's terminal event. FastAPI sends a `: ping` comment
-whenever the stream has been idle for 15 s.
+requested seq out of the store, then follows the mission's shared feed until its terminal event. FastAPI
+sends a `: ping` comment whenever the stream has been idle for 15 s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from fastapi.concurrency import run_in_threadpool
 from fastapi.sse import ServerSentEvent
 
+from agent_k.api.feeds import BATCH, EventFeeds
 from agent_k.store.models import EventRow
 from agent_k.store.repository import TERMINAL_STATUSES, Store
 
 TERMINAL_EVENTS = frozenset({"mission.completed", "mission.failed", "mission.cancelled"})
-POLL_S = 0.05
-BATCH = 500
 
 
 def _envelope(row: EventRow) -> str:
@@ -29,19 +27,50 @@ def _envelope(row: EventRow) -> str:
     return f'{head[:-1]}, "data": {row.payload}}}'
 
 
-async def follow(store: Store, mission_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
-    seq = after
-    while True:
-        rows = await run_in_threadpool(store.events_after, mission_id, seq, BATCH)
+class _Cursor:
+    """Turns rows into SSE events exactly once each, in seq order, and notices the end of the mission."""
+
+    def __init__(self, after: int) -> None:
+        self.seq = after
+        self.ended = False
+
+    def take(self, rows: Sequence[EventRow]) -> list[ServerSentEvent]:
+        events = []
         for row in rows:
-            seq = row.seq
-            yield ServerSentEvent(raw_data=_envelope(row), event=row.type, id=str(row.seq))
-            if row.type in TERMINAL_EVENTS:
-                return
-        if len(rows) == BATCH:
-            continue
-        if not rows:
-            mission = await run_in_threadpool(store.get_mission, mission_id)
-            if mission is None or (mission.status in TERMINAL_STATUSES and mission.lease_owner is None):
-                return  # ended (its terminal event, if any, was before `after`)
-        await asyncio.sleep(POLL_S)
+            if row.seq <= self.seq or self.ended:
+                continue
+            self.seq = row.seq
+            # Built without validation: the type and seq are single-line by construction, and this runs per
+            # event per subscriber.
+            events.append(ServerSentEvent.model_construct(raw_data=_envelope(row), event=row.type, id=str(row.seq)))
+            self.ended = row.type in TERMINAL_EVENTS
+        return events
+
+
+async def follow(feeds: EventFeeds, store: Store, mission_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
+    cursor = _Cursor(after)
+    async with feeds.subscribe(mission_id) as subscription:  # before the replay, so no event falls between
+
+        async def replay() -> AsyncIterator[ServerSentEvent]:
+            while True:
+                rows = await run_in_threadpool(store.events_after, mission_id, cursor.seq, BATCH)
+                for event in cursor.take(rows):
+                    yield event
+                if len(rows) < BATCH or cursor.ended:
+                    return
+
+        async for event in replay():
+            yield event
+        if cursor.ended:
+            return
+        mission = await run_in_threadpool(store.get_mission, mission_id)
+        if mission is None or (mission.status in TERMINAL_STATUSES and mission.lease_owner is None):
+            return  # it ended before `after`
+        while not cursor.ended:
+            if subscription.lagging:
+                subscription.lagging = False
+                async for event in replay():
+                    yield event
+                continue
+            for event in cursor.take(await subscription.queue.get()):
+                yield event

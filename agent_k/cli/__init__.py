@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from agent_k.cli import admin, competitions, missions, run, serve, worker
+from agent_k.cli import admin, competitions, control, missions, run, serve, worker
 
 app = typer.Typer(
     name="agent-k",
@@ -14,6 +14,9 @@ app = typer.Typer(
 )
 app.command("run")(run.run)
 app.command("resume")(run.resume)
+app.command("cancel")(control.cancel)
+app.command("approve")(control.approve)
+app.command("reject")(control.reject)
 app.command("graph")(admin.graph)
 app.command("serve")(serve.serve)
 app.command("worker")(worker.worker)

@@ -44,7 +44,7 @@ def report(result: MissionResult, competition: str | None) -> dict[str, Any]:
     """The `--json` contract object (DESIGN §7)."""
     return {
         "mission_id": result.mission_id,
-        "status": "succeeded" if result.success else "failed",
+        "status": result.status,
         "competition": result.competition_id or competition,
         "cv_score": result.cv_score,
         "public_score": result.public_score,
@@ -65,7 +65,8 @@ def drive(
     mission_id: str, *, settings: Settings, as_json: bool, executor: str | None, create: MissionSpec | None = None
 ) -> None:
     """Run (or resume) `mission_id` with a live view; print the summary and exit 0 or 1."""
-    from agent_k.mission.runner import MissionError, MissionRunner
+    from agent_k.mission.control import MissionError
+    from agent_k.mission.runner import MissionRunner
     from agent_k.ml.executors import ExecutorError, make_evaluator
     from agent_k.store.repository import MissionExists
 
@@ -92,9 +93,11 @@ def drive(
         store.close()
     data = report(result, create.criteria.competition if create else None)
     console.print(summary_table(data))
+    if result.status == "awaiting_approval":
+        console.print(f"awaiting approval: agent-k approve {mission_id}  (or: agent-k reject {mission_id})")
     if as_json:
         sys.stdout.write(json.dumps(data) + "\n")
-    raise typer.Exit(0 if result.success else EXIT_FAILED)
+    raise typer.Exit(0 if result.status in ("succeeded", "awaiting_approval") else EXIT_FAILED)
 
 
 def run(
@@ -115,6 +118,9 @@ def run(
     executor: Annotated[
         str | None, typer.Option(help="where candidates run: local (default) or tcp://HOST:PORT of a Dask scheduler")
     ] = None,
+    require_approval: Annotated[
+        bool, typer.Option(help="stop before Submission until `agent-k approve ID` (or reject)")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON on the last stdout line")] = False,
 ) -> None:
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""
@@ -143,6 +149,7 @@ def run(
         time_budget=time_budget or settings.time_budget,
         keep_columns=tuple(keep_columns or ()),
         platform=platform.value,
+        require_approval=require_approval,
     )
     drive(mission_id, settings=settings, as_json=as_json, executor=executor, create=spec)
 

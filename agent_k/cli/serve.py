@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import signal
 import subprocess
 import sys
 from typing import Annotated
@@ -21,6 +22,16 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _die_with_parent() -> None:
+    """On Linux, the embedded worker gets SIGTERM when `serve` dies, even by kill -9, so a restarted API
+    never finds an orphaned worker beside its new one."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def serve(
     host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
@@ -35,7 +46,7 @@ def serve(
     from agent_k.api import create_app
 
     # The embedded worker is a child process: phases never run in the API's event loop.
-    worker = subprocess.Popen([sys.argv[0], "worker"]) if with_worker else None
+    worker = subprocess.Popen([sys.argv[0], "worker"], preexec_fn=_die_with_parent) if with_worker else None
     try:
         uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
     finally:

@@ -25,6 +25,8 @@ def mission_document(store: Store, mission_id: str) -> dict[str, Any] | None:
         "created_at": row.created_at.isoformat(),
         "updated_at": row.updated_at.isoformat(),
         "lease_owner": row.lease_owner,
+        "approval": row.approval,
+        "cancel_requested_at": row.cancel_requested_at.isoformat() if row.cancel_requested_at else None,
         "state": state,
         "phase_history": state["phase_history"] if state else [],
         "result": finished["result"] if finished else None,

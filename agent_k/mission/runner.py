@@ -7,12 +7,8 @@ transaction, before the node runs. A crash therefore always leaves the node to r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import socket
-import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,8 +20,9 @@ from pydantic_graph import EndMarker
 from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.events.models import (
-    BudgetWarning,
+    ApprovalRequested,
     Event,
+    MissionCancelled,
     MissionCompleted,
     MissionFailed,
     MissionStarted,
@@ -33,22 +30,19 @@ from agent_k.events.models import (
     PhaseFailed,
     PhaseStarted,
 )
-from agent_k.mission.budget import WARNING_FRACTION, BudgetClock
+from agent_k.mission.budget import BudgetClock
 from agent_k.mission.context import GraphContext
+from agent_k.mission.control import MissionError, MissionNotFound, check_resumable, result_json
 from agent_k.mission.graph import MissionGraph, build_graph, node_types, successors
+from agent_k.mission.liveness import heartbeat, owner_is_dead_here, process_owner
 from agent_k.mission.nodes import PHASE_NODES, PhaseNode
-from agent_k.mission.state import BudgetLedger, MissionResult, MissionState, Mode, PhaseRecord
+from agent_k.mission.state import BudgetLedger, MissionResult, MissionState, Mode, Phase, PhaseRecord
 from agent_k.ml.executors import Evaluator, LocalEvaluator
 from agent_k.platforms.base import Criteria, PlatformAdapter
-from agent_k.store.models import MissionRow, SnapshotRow
-from agent_k.store.repository import TERMINAL_STATUSES, Store, as_utc
+from agent_k.store.models import MissionRow
+from agent_k.store.repository import Store, as_utc
 
-HEARTBEAT_S = 2.0
 ROUTING_STEPS = frozenset({"resume_router", "resume_at"})
-
-
-class MissionError(Exception):
-    """A mission cannot be started or resumed; the message says why."""
 
 
 class _StepFailed(Exception):
@@ -56,39 +50,6 @@ class _StepFailed(Exception):
         super().__init__(str(error))
         self.snapshot_id = snapshot_id
         self.error = error
-
-
-def process_owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-
-
-def _owner_is_dead_here(owner: str | None) -> bool:
-    """A lease held by a process on this host that no longer exists can be taken over at once."""
-    if not owner:
-        return False
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def _check_resumable(row: MissionRow, snapshot: SnapshotRow | None) -> None:
-    """Only unfinished missions, or ones whose node raised (possibly a transient fault), can run again."""
-    if row.status == "failed":
-        reason = json.loads(row.result or "{}").get("result", {}).get("error")
-        if reason != "node_error" or snapshot is None:
-            raise MissionError(f"mission '{row.id}' failed ({reason}); nothing to resume")
-    elif row.status in TERMINAL_STATUSES:
-        raise MissionError(f"mission '{row.id}' already {row.status}")
-    elif snapshot is not None and snapshot.status == "succeeded":
-        raise MissionError(f"mission '{row.id}' has no unfinished step to resume")
 
 
 @dataclass
@@ -100,12 +61,14 @@ class MissionSpec:
     time_budget: float = 120.0
     keep_columns: tuple[str, ...] = ()
     platform: str = "local"
+    require_approval: bool = False
 
     def options(self) -> dict[str, Any]:
         return {
             "criteria": self.criteria.model_dump(mode="json"),
             "mode": self.mode.value,
             "keep_columns": list(self.keep_columns),
+            "require_approval": self.require_approval,
         }
 
 
@@ -130,6 +93,7 @@ class MissionRunner:
         self.on_event = on_event
         self.evaluator = evaluator or LocalEvaluator(settings.parallel_evaluations)
         self.owner = owner or process_owner()
+        self._cancel_requested = False
 
     # -- entry points ------------------------------------------------------------------------------
 
@@ -150,18 +114,20 @@ class MissionRunner:
         """Start a created mission at its first phase, or resume it from its last unfinished snapshot."""
         row = self.store.get_mission(mission_id)
         if row is None:
-            raise MissionError(f"no mission '{mission_id}'")
+            raise MissionNotFound(f"no mission '{mission_id}'")
         snapshot = self.store.last_snapshot(mission_id)
-        _check_resumable(row, snapshot)
+        check_resumable(row, snapshot)
         self._claim(mission_id)
         if snapshot is None:
             return await self._drive(self._initial_state(row), self.phases[0](), None, next_seq=1)
         state = MissionState.model_validate_json(snapshot.state_json)
         node = TypeAdapter(self.node_types[snapshot.node_kind]).validate_json(snapshot.node_json)
-        if snapshot.status == "running":  # its process died: the time it spent still counts
-            started, last_seen = as_utc(snapshot.started_at), as_utc(row.updated_at)
-            lost = (last_seen - started).total_seconds() if started and last_seen else 0.0
+        if snapshot.status in ("running", "cancelled"):  # the time its step spent before it stopped still counts
+            started = as_utc(snapshot.started_at)
+            stopped = as_utc(snapshot.finished_at if snapshot.status == "cancelled" else row.updated_at)
+            lost = (stopped - started).total_seconds() if started and stopped else 0.0
             state.budget.spent_s[node.phase] = state.budget.spent_s.get(node.phase, 0.0) + max(0.0, lost)
+        if snapshot.status == "running":
             self.store.end_step(snapshot.id or 0, "interrupted", "the process running this step died")
         return await self._drive(state, node, snapshot.seq, next_seq=snapshot.seq + 1)
 
@@ -172,7 +138,7 @@ class MissionRunner:
             return
         row = self.store.get_mission(mission_id)
         holder = row.lease_owner if row else None
-        if _owner_is_dead_here(holder) and self.store.acquire_lease(mission_id, self.owner, ttl, steal_from=holder):
+        if owner_is_dead_here(holder) and self.store.acquire_lease(mission_id, self.owner, ttl, steal_from=holder):
             return
         expires = as_utc(row.lease_expires_at) if row else None
         raise MissionError(f"mission '{mission_id}' is running under {holder} (lease until {expires})")
@@ -185,6 +151,7 @@ class MissionRunner:
             criteria=Criteria.model_validate(options["criteria"]),
             mode=Mode(options["mode"]),
             keep_columns=options.get("keep_columns", []),
+            require_approval=options.get("require_approval", False),
             budget=BudgetLedger(total_s=row.budget_s),
         )
 
@@ -207,7 +174,23 @@ class MissionRunner:
                 resumed_from_seq=resumed_from,
             )
         )
-        async with httpx.AsyncClient(timeout=30.0) as http, self._heartbeat(state, clock, emitter):
+        main, self._cancel_requested = asyncio.current_task(), False
+
+        def cancel() -> None:
+            self._cancel_requested = True
+            if main is not None:
+                main.cancel()
+
+        beating = heartbeat(
+            self.store,
+            self.owner,
+            self.settings.lease_ttl,
+            state=state,
+            clock=clock,
+            emitter=emitter,
+            on_cancel=cancel,
+        )
+        async with httpx.AsyncClient(timeout=30.0) as http, beating:
             ctx = GraphContext(
                 settings=self.settings,
                 store=self.store,
@@ -244,6 +227,8 @@ class MissionRunner:
                     if current is not None and node.get_node_id() not in successors(type(current)):
                         detail = f"{current.get_node_id()} returned {node.get_node_id()}, which it does not declare"
                         return self._fail(state, ctx, snapshot_id, "illegal_phase_transition", detail)
+                    if self._needs_approval(state, node):
+                        return self._await_approval(state, ctx, snapshot_id, node, seq)
                     self._enter_phase(state, ctx, node)
                     snapshot_id = self.store.begin_step(
                         state.mission_id,
@@ -256,6 +241,11 @@ class MissionRunner:
                     seq += 1
                     clock.start_step(node.phase)
                     current = node
+        except asyncio.CancelledError:
+            if not self._cancel_requested:
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            return self._cancelled(state, ctx, snapshot_id)
         except _StepFailed as failure:
             if isinstance(failure.error, TimeoutError):
                 return self._fail(state, ctx, failure.snapshot_id, "budget_exceeded", "a step overran the time budget")
@@ -313,7 +303,7 @@ class MissionRunner:
             state.mission_id,
             last_snapshot_id=snapshot_id,
             status="succeeded",
-            result=self._result_json(state, result),
+            result=result_json(state, result),
         )
         return result
 
@@ -324,45 +314,44 @@ class MissionRunner:
         result = MissionResult.from_state(state, error=reason, detail=detail)
         ctx.events.emit(MissionFailed(reason=reason, error=detail))
         self.store.finish_mission(
-            state.mission_id, last_snapshot_id=snapshot_id, status="failed", result=self._result_json(state, result)
+            state.mission_id, last_snapshot_id=snapshot_id, status="failed", result=result_json(state, result)
         )
         return result
 
-    @staticmethod
-    def _result_json(state: MissionState, result: MissionResult) -> str:
-        """The mission row keeps the result and the final state, so `missions show` needs no snapshot."""
-        return json.dumps({"result": result.model_dump(mode="json"), "state": state.model_dump(mode="json")})
+    def _cancelled(self, state: MissionState, ctx: GraphContext, snapshot_id: int | None) -> MissionResult:
+        """Stopped by a cancel request: its step (and the sandboxed processes under it) is already gone."""
+        if snapshot_id is not None:
+            self.store.end_step(snapshot_id, "cancelled", "cancel requested")
+        self._close_phase(state, ctx, "cancelled", "cancel requested")
+        result = MissionResult.from_state(state, error="cancelled", status="cancelled")
+        ctx.events.emit(MissionCancelled(reason="cancel requested"))
+        self.store.finish_mission(
+            state.mission_id, last_snapshot_id=None, status="cancelled", result=result_json(state, result)
+        )
+        return result
 
-    # -- liveness ----------------------------------------------------------------------------------
+    # -- the approval gate -------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def _heartbeat(self, state: MissionState, clock: BudgetClock, emitter: EventEmitter) -> AsyncIterator[None]:
-        """Keep the lease alive and raise budget warnings while a long step runs."""
+    def _needs_approval(self, state: MissionState, node: PhaseNode) -> bool:
+        if not state.require_approval or node.phase != Phase.submission:
+            return False
+        row = self.store.get_mission(state.mission_id)
+        return row is None or row.approval != "approved"
 
-        async def beat() -> None:
-            while True:
-                await asyncio.sleep(
-                    HEARTBEAT_S if self.settings.lease_ttl > 3 * HEARTBEAT_S else self.settings.lease_ttl / 3
-                )
-                self.store.renew_lease(state.mission_id, self.owner, self.settings.lease_ttl)
-                self._warn_budget(state, clock, emitter)
-
-        task = asyncio.create_task(beat())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            self.store.release_lease(state.mission_id, self.owner)
-
-    @staticmethod
-    def _warn_budget(state: MissionState, clock: BudgetClock, emitter: EventEmitter) -> None:
-        phase = state.current_phase
-        if phase is None or phase in state.budget.warned:
-            return
-        allowance = clock.allowance(phase)
-        used = clock.used_in_phase(phase)
-        if allowance > 0 and used >= WARNING_FRACTION * allowance:
-            state.budget.warned.append(phase)
-            emitter.emit(BudgetWarning(used_s=round(used, 3), allowed_s=round(allowance, 3)), phase.value)
+    def _await_approval(
+        self, state: MissionState, ctx: GraphContext, snapshot_id: int | None, node: PhaseNode, seq: int
+    ) -> MissionResult:
+        """Checkpoint the Submission node as `waiting` and park the mission until `approve` re-queues it."""
+        self._close_phase(state, ctx, "completed")
+        waiting = self.store.begin_step(
+            state.mission_id,
+            previous_id=snapshot_id,
+            seq=seq,
+            node_kind=node.get_node_id(),
+            node_json=TypeAdapter(type(node)).dump_json(node).decode(),
+            state_json=state.model_dump_json(),
+        )
+        self.store.end_step(waiting, "waiting", "awaiting approval")
+        self.store.update_mission(state.mission_id, status="awaiting_approval", approval="pending")
+        ctx.events.emit(ApprovalRequested(cv_score=state.evolution_state.best_score))
+        return MissionResult.from_state(state, status="awaiting_approval")

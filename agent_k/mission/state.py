@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -66,6 +67,8 @@ class MissionState(BaseModel):
     criteria: Criteria = Field(default_factory=Criteria)
     mode: Mode = Mode.workflow
     keep_columns: list[str] = Field(default_factory=list)
+    require_approval: bool = False
+    """Stop before Submission until a person approves (status `awaiting_approval`)."""
     current_phase: Phase | None = None
     phases_completed: list[Phase] = Field(default_factory=list)
     phase_modes: dict[Phase, str] = Field(default_factory=dict)
@@ -92,8 +95,12 @@ class MissionState(BaseModel):
     errors: list[str] = Field(default_factory=list)
 
 
+MissionStatus = Literal["succeeded", "failed", "cancelled", "awaiting_approval"]
+
+
 class MissionResult(BaseModel):
     success: bool
+    status: MissionStatus = "succeeded"
     mission_id: str
     competition_id: str | None = None
     cv_score: float | None = None
@@ -114,10 +121,19 @@ class MissionResult(BaseModel):
     detail: str | None = None
 
     @classmethod
-    def from_state(cls, state: MissionState, *, error: str | None = None, detail: str | None = None) -> MissionResult:
+    def from_state(
+        cls,
+        state: MissionState,
+        *,
+        error: str | None = None,
+        detail: str | None = None,
+        status: MissionStatus | None = None,
+    ) -> MissionResult:
+        status = status or ("failed" if error else "succeeded")
         findings = state.research_findings
         return cls(
-            success=error is None,
+            success=status == "succeeded",
+            status=status,
             mission_id=state.mission_id,
             competition_id=state.competition_id,
             cv_score=state.evolution_state.best_score,

@@ -31,6 +31,10 @@ class MissionRow(SQLModel, table=True):
     lease_owner: str | None = Field(default=None, max_length=128)
     lease_expires_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
     result: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    approval: str | None = Field(default=None, max_length=16)
+    """None, or the gate before Submission: `pending`, `approved` or `rejected`."""
+    cancel_requested_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
+    """Set by a cancel while a worker holds the mission; its heartbeat sees it and stops the run."""
 
 
 class SnapshotRow(SQLModel, table=True):

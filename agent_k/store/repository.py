@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, and_, func, insert, or_, update
+from sqlalchemy import Connection, Engine, and_, func, insert, or_, text, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -16,6 +16,8 @@ from agent_k.store.engine import ensure_schema, make_engine
 from agent_k.store.models import CandidateRow, EventRow, MissionRow, SnapshotRow, SubmissionRow, utcnow
 
 TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
+EVENTS_CHANNEL = "agent_k_events"
+"""PostgreSQL NOTIFY channel: every appended event sends its mission id, so streams wake at once."""
 
 
 class MissionExists(Exception):
@@ -94,6 +96,26 @@ class Store:
         with self._session() as session:
             return list(session.exec(query))
 
+    def update_mission(
+        self, mission_id: str, *, statuses: Collection[str] | None = None, unleased: bool = False, **values: Any
+    ) -> bool:
+        """Change a mission atomically, only while its status is one of `statuses` and (with `unleased`) no live
+        process holds its lease. False when the condition no longer held."""
+        now = utcnow()
+        conditions = [col(MissionRow.id) == mission_id]
+        if statuses is not None:
+            conditions.append(col(MissionRow.status).in_(tuple(statuses)))
+        if unleased:
+            conditions.append(or_(col(MissionRow.lease_owner).is_(None), col(MissionRow.lease_expires_at) < now))
+        statement = update(MissionRow).where(*conditions).values(updated_at=now, **values)
+        with self.engine.begin() as connection:
+            return connection.execute(statement).rowcount == 1
+
+    def cancel_requested(self, mission_id: str) -> bool:
+        query = sa_select(col(MissionRow.cancel_requested_at)).where(col(MissionRow.id) == mission_id)
+        with self.engine.connect() as connection:
+            return connection.execute(query).scalar() is not None
+
     # -- leases ------------------------------------------------------------------------------------
 
     def acquire_lease(self, mission_id: str, owner: str, ttl: float, *, steal_from: str | None = None) -> bool:
@@ -114,13 +136,15 @@ class Store:
         with self.engine.begin() as connection:
             return connection.execute(statement).rowcount == 1
 
-    def claim_next(self, owner: str, ttl: float) -> str | None:
+    def claim_next(self, owner: str, ttl: float, *, skip: Collection[str] = ()) -> str | None:
         """Take the lease of the oldest mission a worker should run: queued, or running under an expired lease
-        (its process died). On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets workers claim side by side."""
+        (its process died), and not in `skip`. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets workers claim side
+        by side."""
         now = utcnow()
         claimable = and_(
             col(MissionRow.status).in_(("queued", "running")),
             or_(col(MissionRow.lease_owner).is_(None), col(MissionRow.lease_expires_at) < now),
+            col(MissionRow.id).not_in(tuple(skip)),
         )
         pick = sa_select(col(MissionRow.id)).where(claimable).order_by(col(MissionRow.created_at)).limit(1)
         if self.engine.dialect.name == "postgresql":
@@ -200,12 +224,19 @@ class Store:
                 connection.execute(
                     update(SnapshotRow)
                     .where(col(SnapshotRow.id) == last_snapshot_id, col(SnapshotRow.status) == "running")
-                    .values(status="succeeded" if status == "succeeded" else "failed", finished_at=now)
+                    .values(status="succeeded" if status == "succeeded" else status, finished_at=now)
                 )
             connection.execute(
                 update(MissionRow)
                 .where(col(MissionRow.id) == mission_id)
-                .values(status=status, result=result, updated_at=now, lease_owner=None, lease_expires_at=None)
+                .values(
+                    status=status,
+                    result=result,
+                    updated_at=now,
+                    lease_owner=None,
+                    lease_expires_at=None,
+                    cancel_requested_at=None,
+                )
             )
 
     def last_snapshot(self, mission_id: str) -> SnapshotRow | None:
@@ -226,6 +257,34 @@ class Store:
         with self.engine.begin() as connection:
             connection.execute(
                 insert(EventRow).values(mission_id=mission_id, seq=seq, type=type, phase=phase, payload=payload, ts=ts)
+            )
+            self._notify(connection, mission_id)
+
+    def append_next_event(self, mission_id: str, *, type: str, phase: str | None, payload: str, ts: datetime) -> int:
+        """Append with the next free seq: for events written while no runner holds the mission (a cancel of a
+        queued mission, an approval). Two writers racing for one seq: the loser retries."""
+        for _ in range(5):
+            try:
+                with self.engine.begin() as connection:
+                    last = connection.execute(
+                        sa_select(func.max(col(EventRow.seq))).where(col(EventRow.mission_id) == mission_id)
+                    ).scalar()
+                    seq = int(last or 0) + 1
+                    connection.execute(
+                        insert(EventRow).values(
+                            mission_id=mission_id, seq=seq, type=type, phase=phase, payload=payload, ts=ts
+                        )
+                    )
+                    self._notify(connection, mission_id)
+                    return seq
+            except IntegrityError:
+                continue
+        raise RuntimeError(f"could not append an event to mission '{mission_id}': its seq is contended")
+
+    def _notify(self, connection: Connection, mission_id: str) -> None:
+        if self.engine.dialect.name == "postgresql":  # delivered on commit, so a listener always finds the row
+            connection.execute(
+                text("SELECT pg_notify(:channel, :mission)"), {"channel": EVENTS_CHANNEL, "mission": mission_id}
             )
 
     def events_after(self, mission_id: str, after_seq: int = 0, limit: int | None = None) -> Sequence[EventRow]:

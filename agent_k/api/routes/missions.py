@@ -1,28 +1,30 @@
-"""Missions: list, detail, the event stream and the artifacts."""
+"""Missions: launch, list, detail, the event stream, the artifacts, and cancel/resume/approve/reject."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, status
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from agent_k.api.deps import PlatformDep, SettingsDep, StoreDep
+from agent_k.api.deps import FeedsDep, PlatformDep, SettingsDep, StoreDep
 from agent_k.api.schemas import MissionCreate, MissionDetail, MissionPage, MissionSummary
 from agent_k.api.streaming import follow
+from agent_k.mission import control
 from agent_k.mission.document import mission_document
 from agent_k.mission.runner import MissionRunner, MissionSpec
 from agent_k.mission.state import Mode
 from agent_k.platforms.base import CompetitionNotFound, Criteria
+from agent_k.store.repository import Store
 
 router = APIRouter(prefix="/missions", tags=["missions"])
 
-MissionStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+MissionStatus = Literal["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"]
 Artifact = Literal["solution.py", "submission.csv"]
 
 
@@ -59,6 +61,7 @@ async def create_mission(
         time_budget=body.time_budget,
         keep_columns=tuple(body.keep_columns),
         platform=body.platform,
+        require_approval=body.require_approval,
     )
     runner = MissionRunner(settings, store, platform)
     await run_in_threadpool(runner.create, mission_id, spec, queue=True)
@@ -85,12 +88,13 @@ async def _existing(mission_id: str, store: StoreDep) -> str:
 async def mission_events(
     mission_id: Annotated[str, Depends(_existing)],
     store: StoreDep,
+    feeds: FeedsDep,
     after: Annotated[int | None, Query(ge=0, description="replay events after this seq")] = None,
     last_event_id: Annotated[int | None, Header(ge=0, description="set by EventSource on reconnect")] = None,
 ) -> AsyncIterator[ServerSentEvent]:
     """The mission's events as SSE: replayed from `Last-Event-ID` or `after`, then live until it ends."""
     start = last_event_id if last_event_id is not None else (after or 0)
-    async for event in follow(store, mission_id, start):
+    async for event in follow(feeds, store, mission_id, start):
         yield event
 
 
@@ -105,3 +109,53 @@ async def artifact(mission_id: str, name: Artifact, store: StoreDep) -> FileResp
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"mission '{mission_id}' has no {name} yet")
     media = "text/x-python" if name == "solution.py" else "text/csv"
     return FileResponse(recorded, media_type=media, filename=name)
+
+
+async def _control(operation: Callable[[Store, str], str], store: Store, mission_id: str) -> str:
+    try:
+        return await run_in_threadpool(operation, store, mission_id)
+    except control.MissionNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except control.MissionError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+
+
+async def _summary(store: Store, mission_id: str) -> MissionSummary:
+    row = await run_in_threadpool(store.get_mission, mission_id)
+    return MissionSummary.model_validate(row, from_attributes=True)
+
+
+CONTROL_RESPONSES: dict[int | str, dict[str, Any]] = {
+    404: {"description": "no such mission"},
+    409: {"description": "the mission's status does not allow it"},
+}
+
+
+@router.post("/{mission_id}/cancel", responses={202: {"description": "its worker is stopping it"}, **CONTROL_RESPONSES})
+async def cancel_mission(mission_id: str, store: StoreDep, response: Response) -> MissionSummary:
+    """Cancel: at once when no worker runs the mission (200), else its worker stops the running step and its
+    sandboxed processes within seconds (202; the stream ends with `mission.cancelled`)."""
+    if await _control(control.cancel, store, mission_id) == "cancelling":
+        response.status_code = status.HTTP_202_ACCEPTED
+    return await _summary(store, mission_id)
+
+
+@router.post("/{mission_id}/resume", responses=CONTROL_RESPONSES)
+async def resume_mission(mission_id: str, store: StoreDep) -> MissionSummary:
+    """Queue a cancelled mission, or one whose step raised, to continue from its last snapshot."""
+    await _control(control.resume, store, mission_id)
+    return await _summary(store, mission_id)
+
+
+@router.post("/{mission_id}/approve", responses=CONTROL_RESPONSES)
+async def approve_mission(mission_id: str, store: StoreDep) -> MissionSummary:
+    """Let a mission waiting at the approval gate go on to Submission."""
+    await _control(control.approve, store, mission_id)
+    return await _summary(store, mission_id)
+
+
+@router.post("/{mission_id}/reject", responses=CONTROL_RESPONSES)
+async def reject_mission(mission_id: str, store: StoreDep) -> MissionSummary:
+    """End a mission waiting at the approval gate without submitting."""
+    await _control(control.reject, store, mission_id)
+    return await _summary(store, mission_id)

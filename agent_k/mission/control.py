@@ -1,0 +1,127 @@
+"""Cancel, resume, approve and reject: what the API and the CLI can do to a mission from outside.
+
+Each is one atomic status change in the store, so two callers racing cannot both win. A mission that a live
+worker holds is never changed behind its back: a cancel only flags it, and the worker's heartbeat stops the run
+and records the ending itself.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Literal
+
+from agent_k.events.models import ApprovalGranted, ApprovalRejected, EventData, MissionCancelled
+from agent_k.mission.state import MissionResult, MissionState
+from agent_k.store.models import MissionRow, SnapshotRow, utcnow
+from agent_k.store.repository import TERMINAL_STATUSES, Store
+
+UNFINISHED = ("queued", "running", "awaiting_approval")
+
+
+class MissionError(Exception):
+    """A mission cannot be started, resumed or changed as asked; the message says why."""
+
+
+class MissionNotFound(MissionError):
+    pass
+
+
+def result_json(state: MissionState | None, result: MissionResult) -> str:
+    """The mission row keeps the result and the final state, so `missions show` needs no snapshot."""
+    return json.dumps({"result": result.model_dump(mode="json"), "state": state and state.model_dump(mode="json")})
+
+
+def check_resumable(row: MissionRow, snapshot: SnapshotRow | None) -> None:
+    """Unfinished missions, cancelled ones, and ones whose node raised (possibly a transient fault) can run again."""
+    if row.status == "failed":
+        reason = json.loads(row.result or "{}").get("result", {}).get("error")
+        if reason != "node_error" or snapshot is None:
+            raise MissionError(f"mission '{row.id}' failed ({reason}); nothing to resume")
+    elif row.status == "awaiting_approval":
+        raise MissionError(f"mission '{row.id}' is awaiting approval: approve or reject it")
+    elif row.status == "cancelled" and row.approval == "rejected":
+        raise MissionError(f"mission '{row.id}' was rejected at the approval gate")
+    elif row.status in TERMINAL_STATUSES - {"cancelled"}:
+        raise MissionError(f"mission '{row.id}' already {row.status}")
+    elif snapshot is not None and snapshot.status == "succeeded":
+        raise MissionError(f"mission '{row.id}' has no unfinished step to resume")
+
+
+def cancel(store: Store, mission_id: str) -> Literal["cancelled", "cancelling"]:
+    """End the mission now if no live process runs it; otherwise ask its worker to stop it (`cancelling`)."""
+    row = _existing(store, mission_id)
+    if row.status in TERMINAL_STATUSES:
+        raise MissionError(f"mission '{mission_id}' already {row.status}")
+    snapshot = store.last_snapshot(mission_id)
+    result = _ending(row, snapshot, error="cancelled")
+    if store.update_mission(mission_id, statuses=UNFINISHED, unleased=True, status="cancelled", result=result):
+        if snapshot is not None and snapshot.status == "running":  # its worker died mid-step
+            store.end_step(snapshot.id or 0, "cancelled", "cancel requested")
+        _record(store, mission_id, MissionCancelled(reason="cancel requested"))
+        return "cancelled"
+    if store.update_mission(mission_id, statuses=("queued", "running"), cancel_requested_at=utcnow()):
+        return "cancelling"
+    return cancel(store, mission_id)  # it changed under us (ended, or its worker died): decide again
+
+
+def approve(store: Store, mission_id: str) -> str:
+    """Let a mission waiting at the gate go on to Submission: it is queued for a worker to continue."""
+    _existing(store, mission_id)
+    if not store.update_mission(mission_id, statuses=("awaiting_approval",), approval="approved", status="queued"):
+        raise _not_waiting(store, mission_id)
+    _record(store, mission_id, ApprovalGranted())
+    return "queued"
+
+
+def reject(store: Store, mission_id: str) -> str:
+    """End a mission waiting at the gate without submitting anything."""
+    row = _existing(store, mission_id)
+    result = _ending(row, store.last_snapshot(mission_id), error="rejected")
+    updated = store.update_mission(
+        mission_id, statuses=("awaiting_approval",), approval="rejected", status="cancelled", result=result
+    )
+    if not updated:
+        raise _not_waiting(store, mission_id)
+    _record(store, mission_id, ApprovalRejected())
+    _record(store, mission_id, MissionCancelled(reason="rejected at the approval gate"))
+    return "cancelled"
+
+
+def resume(store: Store, mission_id: str) -> str:
+    """Queue a cancelled mission, or one whose step raised, so a worker continues it from its last snapshot."""
+    row = _existing(store, mission_id)
+    if row.status == "queued" or (row.status == "running" and row.lease_owner is None):
+        raise MissionError(f"mission '{mission_id}' is already waiting for a worker")
+    if row.status == "running":
+        raise MissionError(f"mission '{mission_id}' is running under {row.lease_owner}")
+    check_resumable(row, store.last_snapshot(mission_id))
+    if not store.update_mission(mission_id, statuses=(row.status,), unleased=True, status="queued", result=None):
+        raise MissionError(f"mission '{mission_id}' changed while resuming it; try again")
+    return "queued"
+
+
+def _existing(store: Store, mission_id: str) -> MissionRow:
+    row = store.get_mission(mission_id)
+    if row is None:
+        raise MissionNotFound(f"no mission '{mission_id}'")
+    return row
+
+
+def _not_waiting(store: Store, mission_id: str) -> MissionError:
+    row = _existing(store, mission_id)
+    return MissionError(f"mission '{mission_id}' is {row.status}, not awaiting approval")
+
+
+def _ending(row: MissionRow, snapshot: SnapshotRow | None, *, error: str) -> str:
+    """The result of a mission cancelled from outside: its last recorded state, marked with why it ended."""
+    if snapshot is None:
+        return result_json(None, MissionResult(success=False, status="cancelled", mission_id=row.id, error=error))
+    state = MissionState.model_validate_json(snapshot.state_json)
+    return result_json(state, MissionResult.from_state(state, error=error, status="cancelled"))
+
+
+def _record(store: Store, mission_id: str, data: EventData) -> None:
+    store.append_next_event(
+        mission_id, type=data.type, phase=None, payload=data.model_dump_json(), ts=datetime.now(UTC)
+    )
