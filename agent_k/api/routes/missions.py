@@ -26,6 +26,8 @@ router = APIRouter(prefix="/missions", tags=["missions"])
 
 MissionStatus = Literal["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"]
 Artifact = Literal["solution.py", "submission.csv"]
+MAX_INT = 2**31 - 1
+"""Offsets and seqs beyond a 32-bit integer column are a 422, not a database overflow."""
 
 
 def _not_found(mission_id: str) -> HTTPException:
@@ -37,7 +39,7 @@ async def list_missions(
     store: StoreDep,
     status_: Annotated[MissionStatus | None, Query(alias="status")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
 ) -> MissionPage:
     rows = await run_in_threadpool(store.list_missions, status=status_, limit=limit + 1, offset=offset)
     items = [MissionSummary.model_validate(row, from_attributes=True) for row in rows[:limit]]
@@ -89,8 +91,10 @@ async def mission_events(
     mission_id: Annotated[str, Depends(_existing)],
     store: StoreDep,
     feeds: FeedsDep,
-    after: Annotated[int | None, Query(ge=0, description="replay events after this seq")] = None,
-    last_event_id: Annotated[int | None, Header(ge=0, description="set by EventSource on reconnect")] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_INT, description="replay events after this seq")] = None,
+    last_event_id: Annotated[
+        int | None, Header(ge=0, le=MAX_INT, description="set by EventSource on reconnect")
+    ] = None,
 ) -> AsyncIterator[ServerSentEvent]:
     """The mission's events as SSE: replayed from `Last-Event-ID` or `after`, then live until it ends."""
     start = last_event_id if last_event_id is not None else (after or 0)
