@@ -108,6 +108,9 @@ def test_posted_missions_run_wait_for_approval_across_a_restart_and_cancel(home:
         detail = _wait_status(api.base, gated["id"], "succeeded")
         assert detail["result"]["rank"] is not None
 
+        second = run_cli("worker", env=env, timeout=30)  # beside the embedded one, on the same SQLite file
+        assert second.returncode == 2 and "SQLite allows one" in second.stderr
+
 
 def test_a_bad_launch_is_refused_and_writes_nothing(api: str) -> None:
     for body in (
