@@ -8,6 +8,7 @@ and records the ending itself.
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -17,6 +18,7 @@ from agent_k.store.models import MissionRow, SnapshotRow, utcnow
 from agent_k.store.repository import TERMINAL_STATUSES, Store
 
 UNFINISHED = ("queued", "running", "awaiting_approval")
+CANCEL_ATTEMPTS = 40
 
 
 class MissionError(Exception):
@@ -50,19 +52,21 @@ def check_resumable(row: MissionRow, snapshot: SnapshotRow | None) -> None:
 
 def cancel(store: Store, mission_id: str) -> Literal["cancelled", "cancelling"]:
     """End the mission now if no live process runs it; otherwise ask its worker to stop it (`cancelling`)."""
-    row = _existing(store, mission_id)
-    if row.status in TERMINAL_STATUSES:
-        raise MissionError(f"mission '{mission_id}' already {row.status}")
-    snapshot = store.last_snapshot(mission_id)
-    result = _ending(row, snapshot, error="cancelled")
-    if store.update_mission(mission_id, statuses=UNFINISHED, unleased=True, status="cancelled", result=result):
-        if snapshot is not None and snapshot.status == "running":  # its worker died mid-step
-            store.end_step(snapshot.id or 0, "cancelled", "cancel requested")
-        _record(store, mission_id, MissionCancelled(reason="cancel requested"))
-        return "cancelled"
-    if store.update_mission(mission_id, statuses=("queued", "running"), cancel_requested_at=utcnow()):
-        return "cancelling"
-    return cancel(store, mission_id)  # it changed under us (ended, or its worker died): decide again
+    for _ in range(CANCEL_ATTEMPTS):
+        row = _existing(store, mission_id)
+        if row.status in TERMINAL_STATUSES:
+            raise MissionError(f"mission '{mission_id}' already {row.status}")
+        snapshot = store.last_snapshot(mission_id)
+        result = _ending(row, snapshot, error="cancelled")
+        if store.update_mission(mission_id, statuses=UNFINISHED, unleased=True, status="cancelled", result=result):
+            if snapshot is not None and snapshot.status == "running":  # its worker died mid-step
+                store.end_step(snapshot.id or 0, "cancelled", "cancel requested")
+            _record(store, mission_id, MissionCancelled(reason="cancel requested"))
+            return "cancelled"
+        if store.update_mission(mission_id, statuses=("queued", "running"), cancel_requested_at=utcnow()):
+            return "cancelling"
+        time.sleep(0.05)  # it changed under us (a runner is parking it for approval): look again
+    raise MissionError(f"mission '{mission_id}' is changing state; try again")
 
 
 def approve(store: Store, mission_id: str) -> str:

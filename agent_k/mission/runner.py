@@ -230,14 +230,7 @@ class MissionRunner:
                     if self._needs_approval(state, node):
                         return self._await_approval(state, ctx, snapshot_id, node, seq)
                     self._enter_phase(state, ctx, node)
-                    snapshot_id = self.store.begin_step(
-                        state.mission_id,
-                        previous_id=snapshot_id,
-                        seq=seq,
-                        node_kind=node.get_node_id(),
-                        node_json=TypeAdapter(type(node)).dump_json(node).decode(),
-                        state_json=state.model_dump_json(),
-                    )
+                    snapshot_id = self._checkpoint(state, node, snapshot_id, seq)
                     seq += 1
                     clock.start_step(node.phase)
                     current = node
@@ -252,6 +245,17 @@ class MissionRunner:
             if failure.snapshot_id is not None:
                 self.store.end_step(failure.snapshot_id, "failed", repr(failure.error)[-2000:])
             return self._fail(state, ctx, None, "node_error", f"{type(failure.error).__name__}: {failure.error}")
+
+    def _checkpoint(self, state: MissionState, node: PhaseNode, previous_id: int | None, seq: int) -> int:
+        """Close the previous step and record `node` with the state it will start from; the snapshot's id."""
+        return self.store.begin_step(
+            state.mission_id,
+            previous_id=previous_id,
+            seq=seq,
+            node_kind=node.get_node_id(),
+            node_json=TypeAdapter(type(node)).dump_json(node).decode(),
+            state_json=state.model_dump_json(),
+        )
 
     # -- phase bookkeeping -------------------------------------------------------------------------
 
@@ -343,14 +347,7 @@ class MissionRunner:
     ) -> MissionResult:
         """Checkpoint the Submission node as `waiting` and park the mission until `approve` re-queues it."""
         self._close_phase(state, ctx, "completed")
-        waiting = self.store.begin_step(
-            state.mission_id,
-            previous_id=snapshot_id,
-            seq=seq,
-            node_kind=node.get_node_id(),
-            node_json=TypeAdapter(type(node)).dump_json(node).decode(),
-            state_json=state.model_dump_json(),
-        )
+        waiting = self._checkpoint(state, node, snapshot_id, seq)
         self.store.end_step(waiting, "waiting", "awaiting approval")
         self.store.update_mission(state.mission_id, status="awaiting_approval", approval="pending")
         ctx.events.emit(ApprovalRequested(cv_score=state.evolution_state.best_score))

@@ -224,7 +224,7 @@ class Store:
                 connection.execute(
                     update(SnapshotRow)
                     .where(col(SnapshotRow.id) == last_snapshot_id, col(SnapshotRow.status) == "running")
-                    .values(status="succeeded" if status == "succeeded" else status, finished_at=now)
+                    .values(status=status, finished_at=now)
                 )
             connection.execute(
                 update(MissionRow)
