@@ -24,6 +24,9 @@ class Settings(BaseSettings):
     lease_ttl: float = Field(default=30.0, gt=0)
     api_token: SecretStr | None = Field(default=None, description="bearer token the API requires, if set")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed to call the API from a browser")
+    model: str | None = Field(default=None, description="pydantic-ai model string for agent mode, e.g. openai:gpt-4o")
+    agent_requests: int = Field(default=25, ge=1, description="model requests one phase's agent may make")
+    agent_tokens: int | None = Field(default=400_000, ge=1, description="tokens one phase's agent may use")
 
     @field_validator("home", mode="after")
     @classmethod

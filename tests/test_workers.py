@@ -118,6 +118,8 @@ def test_a_bad_launch_is_refused_and_writes_nothing(api: str) -> None:
         {"competition": "wine", "time_budget": -1},
         {"competition": "wine", "mode": "psychic"},
         {"competition": "wine", "surprise": True},
+        {"competition": "wine", "mode": "agent"},
+        {"competition": "wine", "model": "anthropic:claude-sonnet-4-5"},
         {},
     ):
         response = httpx.post(f"{api}/missions", json=body)

@@ -52,7 +52,10 @@ class MissionCreate(BaseModel):
 
     competition: str = Field(min_length=1, max_length=128)
     time_budget: float = Field(default=120.0, gt=0, le=7 * 24 * 3600, description="seconds")
-    mode: Literal["auto", "workflow"] = "auto"
+    mode: Literal["auto", "workflow", "agent"] = "auto"
+    model: str | None = Field(
+        default=None, max_length=200, description="pydantic-ai model string for agent mode [default: AGENT_K_MODEL]"
+    )
     platform: Literal["local"] = "local"
     keep_columns: list[str] = Field(default_factory=list, description="leakage suspects to keep as features")
     require_approval: bool = Field(default=False, description="stop before Submission until approved")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 class ModeOption(StrEnum):
     auto = "auto"
     workflow = "workflow"
+    agent = "agent"
 
 
 class PlatformOption(StrEnum):
@@ -105,7 +106,13 @@ def run(
     time_budget: Annotated[
         float | None, typer.Option(min=1.0, help="seconds for the whole mission [default: 120]")
     ] = None,
-    mode: Annotated[ModeOption, typer.Option(help="workflow: deterministic phases, no model")] = ModeOption.auto,
+    mode: Annotated[
+        ModeOption,
+        typer.Option(help="auto: agents when a model is set, else workflow; agent: no fallback; workflow: no model"),
+    ] = ModeOption.auto,
+    model: Annotated[
+        str | None, typer.Option(help="pydantic-ai model string, e.g. openai:gpt-4o [default: AGENT_K_MODEL]")
+    ] = None,
     platform: Annotated[PlatformOption, typer.Option(help="competition platform")] = PlatformOption.local,
     mission_id: Annotated[str | None, typer.Option(help="choose the mission id (default: generated)")] = None,
     keep_columns: Annotated[
@@ -129,6 +136,7 @@ def run(
     from agent_k.platforms.base import CompetitionNotFound, Criteria
 
     settings = load_settings()
+    model = check_model(model or settings.model, mode)
     if competition is not None:
         try:
             local_platform(settings).check_known(competition)
@@ -145,13 +153,31 @@ def run(
             max_rows=max_rows,
             keywords=keyword or [],
         ),
-        mode=Mode.workflow,
+        mode=Mode(mode.value),
+        model=model,
         time_budget=time_budget or settings.time_budget,
         keep_columns=tuple(keep_columns or ()),
         platform=platform.value,
         require_approval=require_approval,
     )
     drive(mission_id, settings=settings, as_json=as_json, executor=executor, create=spec)
+
+
+def check_model(model: str | None, mode: ModeOption) -> str | None:
+    """The model a mission will use (None in workflow mode); exits 2 when it cannot be used here."""
+    from agent_k.agents.models import ModelUnavailable, build_model
+
+    if mode is ModeOption.workflow:
+        return None
+    if model is None:
+        if mode is ModeOption.agent:
+            fail_input("--mode agent needs a model: pass --model or set AGENT_K_MODEL")
+        return None
+    try:
+        build_model(model)
+    except ModelUnavailable as exc:
+        fail_input(str(exc))
+    return model
 
 
 def resume(

@@ -50,6 +50,8 @@ class PhaseCompleted(BaseModel):
     type: Literal["phase.completed"] = "phase.completed"
     elapsed_s: float
     summary: str = ""
+    llm_requests: int = 0
+    llm_tokens: int = 0
 
 
 class PhaseFailed(BaseModel):

@@ -79,10 +79,10 @@ def screen_for(
 
 
 def feature_drops(state: MissionState) -> tuple[str, ...]:
-    """Id-like columns and leakage suspects, unless the user asked to keep them."""
+    """Id-like columns, leakage suspects and columns the research plan left out, unless the user keeps them."""
     findings = state.research_findings
     assert findings is not None and state.selected_competition is not None
-    drop = [*findings.id_like, *findings.leakage_suspects]
+    drop = [*findings.id_like, *findings.leakage_suspects, *findings.excluded]
     keep = {state.selected_competition.id_column, *state.keep_columns}
     return tuple(sorted({c for c in drop if c not in keep}))
 

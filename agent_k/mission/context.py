@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -13,6 +14,9 @@ from agent_k.mission.budget import BudgetClock
 from agent_k.ml.executors import Evaluator
 from agent_k.platforms.base import PlatformAdapter
 from agent_k.store.repository import Store
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
 
 
 @dataclass
@@ -25,6 +29,9 @@ class GraphContext:
     budget: BudgetClock
     evaluator: Evaluator
     mission_dir: Path
+    model: Model | None = None
+    """The language model of agent mode; None in workflow mode or when it could not be built."""
+    model_error: str | None = None
 
     def __getstate__(self) -> None:
         raise TypeError("GraphContext holds live connections and is never serialised")

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import TypeAdapter
@@ -42,6 +42,9 @@ from agent_k.platforms.base import Criteria, PlatformAdapter
 from agent_k.store.models import MissionRow
 from agent_k.store.repository import Store, as_utc
 
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
 ROUTING_STEPS = frozenset({"resume_router", "resume_at"})
 
 
@@ -62,6 +65,7 @@ class MissionSpec:
     keep_columns: tuple[str, ...] = ()
     platform: str = "local"
     require_approval: bool = False
+    model: str | None = None
 
     def options(self) -> dict[str, Any]:
         return {
@@ -69,6 +73,7 @@ class MissionSpec:
             "mode": self.mode.value,
             "keep_columns": list(self.keep_columns),
             "require_approval": self.require_approval,
+            "model": self.model,
         }
 
 
@@ -83,6 +88,7 @@ class MissionRunner:
         on_event: Callable[[Event], None] | None = None,
         evaluator: Evaluator | None = None,
         owner: str | None = None,
+        model: Model | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -93,6 +99,8 @@ class MissionRunner:
         self.on_event = on_event
         self.evaluator = evaluator or LocalEvaluator(settings.parallel_evaluations)
         self.owner = owner or process_owner()
+        self.model = model
+        """A ready model (tests pass a FunctionModel); otherwise built from the mission's model string."""
         self._cancel_requested = False
 
     # -- entry points ------------------------------------------------------------------------------
@@ -152,6 +160,7 @@ class MissionRunner:
             mode=Mode(options["mode"]),
             keep_columns=options.get("keep_columns", []),
             require_approval=options.get("require_approval", False),
+            model=options.get("model"),
             budget=BudgetLedger(total_s=row.budget_s),
         )
 
@@ -190,6 +199,7 @@ class MissionRunner:
             emitter=emitter,
             on_cancel=cancel,
         )
+        model, model_error = self._language_model(state)
         async with httpx.AsyncClient(timeout=30.0) as http, beating:
             ctx = GraphContext(
                 settings=self.settings,
@@ -200,6 +210,8 @@ class MissionRunner:
                 budget=clock,
                 evaluator=self.evaluator,
                 mission_dir=mission_dir,
+                model=model,
+                model_error=model_error,
             )
             return await self._iterate(state, ctx, start, next_seq)
 
@@ -259,12 +271,26 @@ class MissionRunner:
 
     # -- phase bookkeeping -------------------------------------------------------------------------
 
+    def _language_model(self, state: MissionState) -> tuple[Model | None, str | None]:
+        """The model of agent mode, or why there is none (each agent phase then falls back, saying why)."""
+        from agent_k.agents.models import ModelUnavailable, build_model
+
+        if state.mode is Mode.workflow or (state.model is None and self.model is None):
+            return None, None
+        if self.model is not None:
+            return self.model, None
+        try:
+            return build_model(state.model or ""), None
+        except ModelUnavailable as exc:
+            return None, str(exc)
+
     def _enter_phase(self, state: MissionState, ctx: GraphContext, node: PhaseNode) -> None:
         if state.current_phase == node.phase:
             return
         if state.current_phase is not None:
             self._close_phase(state, ctx, "completed")
-        mode = Mode.workflow.value
+        agents_on = state.mode is not Mode.workflow and (state.model is not None or self.model is not None)
+        mode = Mode.agent.value if agents_on and node.wants_agent(state) else Mode.workflow.value
         state.current_phase = node.phase
         state.phase_modes[node.phase] = mode
         state.phase_history.append(PhaseRecord(phase=node.phase, mode=mode, started=datetime.now(UTC)))
@@ -280,7 +306,12 @@ class MissionRunner:
         if outcome == "completed":
             if phase not in state.phases_completed:
                 state.phases_completed.append(phase)
-            ctx.events.emit(PhaseCompleted(elapsed_s=round(state.budget.spent_s.get(phase, 0.0), 3)), phase.value)
+            completed = PhaseCompleted(
+                elapsed_s=round(state.budget.spent_s.get(phase, 0.0), 3),
+                llm_requests=state.budget.llm_requests.get(phase, 0),
+                llm_tokens=state.budget.llm_tokens.get(phase, 0),
+            )
+            ctx.events.emit(completed, phase.value)
         else:
             ctx.events.emit(PhaseFailed(reason=reason or outcome), phase.value)
 

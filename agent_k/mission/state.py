@@ -34,6 +34,8 @@ class PhaseRecord(BaseModel):
     ended: datetime | None = None
     outcome: str | None = None
     reason: str | None = None
+    fallback: str | None = None
+    """Why an agent phase fell back to its workflow path, if it did."""
 
 
 class EvolutionState(BaseModel):
@@ -54,6 +56,7 @@ class BudgetLedger(BaseModel):
     """Mission-elapsed seconds when each phase began; a phase's allowance runs from there."""
     warned: list[Phase] = Field(default_factory=list)
     llm_tokens: dict[Phase, int] = Field(default_factory=dict)
+    llm_requests: dict[Phase, int] = Field(default_factory=dict)
     cost_usd: float = 0.0
 
     @property
@@ -69,6 +72,8 @@ class MissionState(BaseModel):
     keep_columns: list[str] = Field(default_factory=list)
     require_approval: bool = False
     """Stop before Submission until a person approves (status `awaiting_approval`)."""
+    model: str | None = None
+    """The pydantic-ai model string of agent mode; never a key (providers read those from the environment)."""
     current_phase: Phase | None = None
     phases_completed: list[Phase] = Field(default_factory=list)
     phase_modes: dict[Phase, str] = Field(default_factory=dict)

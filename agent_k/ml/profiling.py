@@ -70,6 +70,8 @@ class ResearchFindings(BaseModel):
     cv: CVScheme
     model_families: list[str]
     notes: list[str] = Field(default_factory=list)
+    excluded: list[str] = Field(default_factory=list)
+    """Feature columns the research plan leaves out (agent mode), beside ids and leakage suspects."""
 
 
 def _number(value: object) -> float:

@@ -12,6 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
+from agent_k.agents.models import ModelUnavailable, build_model
 from agent_k.api.deps import FeedsDep, PlatformDep, SettingsDep, StoreDep
 from agent_k.api.schemas import MissionCreate, MissionDetail, MissionPage, MissionSummary
 from agent_k.api.streaming import follow
@@ -56,6 +57,14 @@ async def create_mission(
         await platform.get_competition(body.competition)
     except CompetitionNotFound as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    model = None if body.mode == "workflow" else body.model or settings.model
+    if model is None and body.mode == "agent":
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "mode 'agent' needs a model (or AGENT_K_MODEL)")
+    if model is not None:
+        try:
+            build_model(model)
+        except ModelUnavailable as exc:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     mission_id = f"m-{uuid.uuid4().hex[:12]}"
     spec = MissionSpec(
         criteria=Criteria(competition=body.competition),
@@ -64,6 +73,7 @@ async def create_mission(
         keep_columns=tuple(body.keep_columns),
         platform=body.platform,
         require_approval=body.require_approval,
+        model=model,
     )
     runner = MissionRunner(settings, store, platform)
     await run_in_threadpool(runner.create, mission_id, spec, queue=True)

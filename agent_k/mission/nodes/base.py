@@ -15,6 +15,12 @@ PhaseContext = GraphRunContext[MissionState, GraphContext]
 
 class PhaseNode(BaseNode[MissionState, GraphContext, MissionResult]):
     phase: ClassVar[Phase]
+    has_agent: ClassVar[bool] = False
+    """Whether the phase has an agent path; it runs in agent mode when a model is configured."""
+
+    def wants_agent(self, state: MissionState) -> bool:
+        """Whether this run of the phase has anything for its agent to decide."""
+        return self.has_agent
 
     def emit(self, ctx: PhaseContext, data: EventData) -> None:
         ctx.deps.events.emit(data, self.phase.value)

@@ -6,14 +6,21 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic_graph import End
 
+from agent_k.agents.errors import AgentFailed
 from agent_k.events.models import Log
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.research import ResearchNode
-from agent_k.mission.state import MissionResult, Phase
+from agent_k.mission.state import MissionResult, MissionState, Phase
 from agent_k.platforms.base import Competition, Criteria
+
+if TYPE_CHECKING:
+    from pydantic_ai.run import AgentRunResult
+
+    from agent_k.agents.deps import AgentDeps
 
 
 def rank_competitions(competitions: list[Competition], criteria: Criteria) -> list[Competition]:
@@ -53,6 +60,10 @@ def _read_only_copy(source: list[Path], dest: Path) -> None:
 @dataclass
 class DiscoveryNode(PhaseNode):
     phase = Phase.discovery
+    has_agent = True
+
+    def wants_agent(self, state: MissionState) -> bool:
+        return state.criteria.competition is None  # a named competition leaves nothing to choose
 
     async def run(self, ctx: PhaseContext) -> ResearchNode | End[MissionResult]:
         state, deps = ctx.state, ctx.deps
@@ -62,9 +73,15 @@ class DiscoveryNode(PhaseNode):
             matches = [c for c in listed if c.id == criteria.competition]
         else:
             matches = rank_competitions(listed, criteria)
-        state.discovered_competitions = [c.id for c in matches]
         if not matches:
+            state.discovered_competitions = []
             return self.fail(ctx, "no_matching_competition", f"no competition fits {criteria.model_dump_json()}")
+        if len(matches) > 1:
+            try:
+                matches = await _lobbyist_ranking(ctx, matches)
+            except AgentFailed as exc:
+                return self.fail(ctx, "agent_failed", str(exc))
+        state.discovered_competitions = [c.id for c in matches]
 
         competition = await deps.platform.get_competition(matches[0].id)
         state.selected_competition = competition
@@ -83,3 +100,24 @@ class DiscoveryNode(PhaseNode):
             ),
         )
         return ResearchNode()
+
+
+async def _lobbyist_ranking(ctx: PhaseContext, matches: list[Competition]) -> list[Competition]:
+    """The Lobbyist's order of the eligible competitions, or the workflow's when it does not run."""
+    from agent_k.agents.lobbyist import CompetitionRanking, build_lobbyist
+    from agent_k.agents.phase import run_agent, usage_limits
+
+    eligible = [c.id for c in matches]
+
+    async def ask(deps: AgentDeps) -> AgentRunResult[CompetitionRanking]:
+        assert deps.mission.model is not None
+        lobbyist = build_lobbyist(deps.mission.model, eligible)
+        return await lobbyist.run("Rank the eligible competitions.", deps=deps, usage_limits=usage_limits(deps.mission))
+
+    ranking = await run_agent(ctx.state, ctx.deps, Phase.discovery, ask)
+    if ranking is None:
+        return matches
+    by_id = {c.id: c for c in matches}
+    chosen = list(dict.fromkeys(ranking.ranking))
+    ctx.deps.events.emit(Log(message=f"lobbyist chose {chosen[0]}: {ranking.reason}"), Phase.discovery.value)
+    return [by_id[i] for i in chosen] + [c for c in matches if c.id not in chosen]

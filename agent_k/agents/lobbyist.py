@@ -1,0 +1,56 @@
+"""The Lobbyist (Discovery): ranks the competitions that fit the mission's criteria.
+
+Hard criteria (task, metric, size) are applied by our code first; the Lobbyist orders what is left, reading
+the catalogue through its tools, and may only name competitions from that list.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+from pydantic_ai import Agent, ModelRetry, RunContext
+
+from agent_k.agents.deps import AgentDeps
+from agent_k.agents.toolbox import mission_tools
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+
+class CompetitionRanking(BaseModel):
+    ranking: list[str] = Field(min_length=1, description="competition ids, the one to enter first")
+    reason: str = Field(max_length=500, description="why the first one, in a sentence or two")
+
+
+def build_lobbyist(model: Model, eligible: list[str]) -> Agent[AgentDeps, CompetitionRanking]:
+    tools = mission_tools()
+    agent: Agent[AgentDeps, CompetitionRanking] = Agent(
+        model,
+        deps_type=AgentDeps,
+        output_type=CompetitionRanking,
+        instructions=lambda ctx: _instructions(ctx, eligible),
+        toolsets=[tools.toolset()],
+        capabilities=tools.capabilities(),
+        retries=2,
+        name="lobbyist",
+    )
+
+    @agent.output_validator
+    def _eligible_only(ranking: CompetitionRanking) -> CompetitionRanking:
+        unknown = [c for c in ranking.ranking if c not in eligible]
+        if unknown:
+            raise ModelRetry(f"not eligible: {unknown}; rank only these: {eligible}")
+        return ranking
+
+    return agent
+
+
+def _instructions(ctx: RunContext[AgentDeps], eligible: list[str]) -> str:
+    criteria = ctx.deps.state.criteria.model_dump(exclude_none=True, exclude_defaults=True)
+    return (
+        "You are the Lobbyist of AGENT-K, an autonomous team entering ML competitions. "
+        f"Phase: {ctx.deps.phase.value}. The mission's criteria: {criteria or 'none'}. "
+        f"Competitions that fit them: {eligible}. Inspect them with your tools and rank them: the one where a "
+        "strong tabular model can do best within the time budget comes first. Answer with ids from that list only."
+    )
