@@ -36,12 +36,21 @@ def _mission(
     model: FunctionModel,
     mode: Mode = Mode.auto,
     criteria: Criteria | None = None,
+    budget: float = 8,
 ) -> MissionResult:
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), model=model)
     criteria = criteria or Criteria(competition="penguins")
-    spec = MissionSpec(criteria=criteria, mode=mode, time_budget=8, model="function")
+    spec = MissionSpec(criteria=criteria, mode=mode, time_budget=budget, model="function")
     runner.create("agentic", spec)
     return asyncio.run(runner.run("agentic"))
+
+
+def _phase(info: AgentInfo) -> str:
+    tools = {tool.name for tool in info.function_tools}
+    return next(phase for phase, tool in PHASE_TOOL.items() if tool in tools)
+
+
+PHASE_TOOL = {"discovery": "inspect_competition", "research": "column_summaries", "evolution": "candidates_so_far"}
 
 
 def _returns(messages: list[ModelMessage]) -> dict[str, ToolReturnPart]:
@@ -59,6 +68,8 @@ def test_the_scientist_plans_research_through_its_own_tools(sqlite_store: tuple[
     seen: dict[str, object] = {}
 
     def scientist(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if _phase(info) != "research":
+            return _failing(messages, info)
         seen.setdefault("tools", {tool.name for tool in info.function_tools})
         returns = _returns(messages)
         if not returns:
@@ -102,10 +113,10 @@ def _failing(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 
 def test_a_failing_model_falls_back_to_the_workflow_path(sqlite_store: tuple[Settings, Store]) -> None:
     settings, store = sqlite_store
-    result = _mission(settings, store, FunctionModel(_failing))
+    result = _mission(settings, store, FunctionModel(_failing), budget=20)  # room for an Evolution generation
     assert result.success, result.detail
     fallbacks = [(e.phase, json.loads(e.payload)) for e in store.events_after("agentic") if e.type == "phase.fallback"]
-    assert [phase for phase, _ in fallbacks] == ["research"]
+    assert [phase for phase, _ in fallbacks] == ["research", "evolution"], "each agent phase falls back"
     assert fallbacks[0][1]["reason"].startswith("ModelHTTPError")
     state = json.loads(store.get_mission("agentic").result or "{}")["state"]  # type: ignore[union-attr]
     research = next(r for r in state["phase_history"] if r["phase"] == "research")
@@ -128,7 +139,9 @@ def test_the_lobbyist_ranks_the_eligible_competitions(sqlite_store: tuple[Settin
 
     def lobbyist(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         output = info.output_tools[0].name
-        if "column_summaries" in {tool.name for tool in info.function_tools}:  # the Scientist, in Research
+        if _phase(info) == "evolution":
+            return _failing(messages, info)
+        if _phase(info) == "research":
             plan = {"findings": [], "model_families": ["lightgbm"], "drop_columns": []}
             return ModelResponse(parts=[ToolCallPart(output, plan)])
         if "inspect_competition" not in _returns(messages):
@@ -155,3 +168,81 @@ def test_the_cli_refuses_a_model_it_cannot_use_before_writing_anything(home: Pat
         result = run_cli("run", "--competition", "penguins", *args)
         assert result.returncode == 2 and message in result.stderr, (args, result.stderr)
     assert not (home / "agent_k.db").exists() and not (home / "missions").exists()
+
+
+def test_the_evolvers_code_edit_is_measured_by_our_cv_not_by_its_claims(sqlite_store: tuple[Settings, Store]) -> None:
+    """The Evolver edits the best candidate's solution.py and claims a perfect score; the edit is evaluated by
+    the harness (each fold run without its held-out labels) and archived with the score our metric gives."""
+    settings, store = sqlite_store
+
+    def evolver(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        output = info.output_tools[0].name
+        if _phase(info) == "research":
+            plan = {"findings": [], "model_families": ["lightgbm", "linear"], "drop_columns": []}
+            return ModelResponse(parts=[ToolCallPart(output, plan)])
+        returns = _returns(messages)
+        if "candidates_so_far" not in returns:
+            return ModelResponse(parts=[ToolCallPart("candidates_so_far", {"limit": 3})])
+        best = returns["candidates_so_far"].content[0]["key"]  # type: ignore[index]
+        if "read_solution" not in returns:
+            return ModelResponse(parts=[ToolCallPart("read_solution", {"candidate_key": best})])
+        edit = {"find": "SEED = 42", "replace": "SEED = 7"}
+        proposals = [
+            {"kind": "script", "parent": best, "edits": [edit], "rationale": "reseeded: this scores 0.9999"},
+            {"kind": "recipe", "parent": best, "recipe": {"family": "linear", "params": {"C": 0.3}}},
+        ]
+        return ModelResponse(parts=[ToolCallPart(output, {"proposals": proposals, "cv_score": 0.9999})])
+
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), model=FunctionModel(evolver))
+    spec = MissionSpec(criteria=Criteria(competition="penguins"), mode=Mode.auto, time_budget=30, model="function")
+    runner.create("agentic", spec)
+    result = asyncio.run(runner.run("agentic"))
+    assert result.success, result.detail
+
+    rows = {row.key: row for row in store.candidates("agentic")}
+    scripts = [row for row in rows.values() if '"source"' in row.recipe]
+    assert len(scripts) == 1, "the same edit proposed every generation is evaluated once"
+    script = scripts[0]
+    assert "SEED = 7" in json.loads(script.recipe)["source"] and script.status == "succeeded"
+    folds = json.loads(script.fold_scores)
+    assert len(folds) == 5 and script.cv_mean == pytest.approx(sum(folds) / 5)
+    assert script.cv_mean != 0.9999 and 0.9 < script.cv_mean <= 1.0
+    folder = settings.missions_dir / "agentic" / "candidates" / script.key
+    for k in range(5):
+        held_out = (folder / f"fold{k}" / "test.csv").read_text().splitlines()[0].split(",")
+        assert "species" not in held_out, "the script never sees the labels it is scored on"
+    assert (folder / "submission.csv").exists()
+    linear = [row for row in rows.values() if '"C":0.3' in row.recipe.replace(" ", "")]
+    assert linear and linear[0].status == "succeeded"
+
+    evaluated = {
+        json.loads(e.payload)["candidate_key"]: json.loads(e.payload)
+        for e in store.events_after("agentic")
+        if e.type == "candidate.evaluated"
+    }
+    assert evaluated[script.key]["cv_score"] == script.cv_mean
+    state = json.loads(store.get_mission("agentic").result or "{}")["state"]  # type: ignore[union-attr]
+    assert {r["phase"]: r["mode"] for r in state["phase_history"]}["evolution"] == "agent"
+    assert state["evolution_state"]["best_score"] != 0.9999
+
+
+def test_output_still_invalid_after_retries_falls_back(sqlite_store: tuple[Settings, Store]) -> None:
+    settings, store = sqlite_store
+    asked = []
+
+    def stubborn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if _phase(info) != "research":
+            return _failing(messages, info)
+        asked.append(1)
+        plan = {"findings": [], "model_families": ["linear"], "drop_columns": ["no_such_column"]}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, plan)])
+
+    result = _mission(settings, store, FunctionModel(stubborn))
+    assert result.success, result.detail
+    assert len(asked) == 3, "asked once, then retried twice with the validator's reason"
+    [fallback] = [
+        json.loads(e.payload)
+        for e in store.events_after("agentic")
+        if e.phase == "research" and e.type == "phase.fallback"
+    ]
+    assert fallback["reason"].startswith("UnexpectedModelBehavior")

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import httpx
 from pydantic_ai.exceptions import AgentRunError, ModelHTTPError
+from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.usage import UsageLimits
 
@@ -28,9 +29,14 @@ AGENT_FAILURES = (AgentRunError, httpx.HTTPError, ModelUnavailable)
 """pydantic-ai's model, transport, usage-limit and invalid-output errors all derive from `AgentRunError`."""
 
 
-def usage_limits(context: GraphContext) -> UsageLimits:
-    settings = context.settings
-    return UsageLimits(request_limit=settings.agent_requests, total_tokens_limit=settings.agent_tokens)
+def usage_limits(deps: AgentDeps) -> UsageLimits:
+    """What is left of the phase's allowance (a phase may run its agent more than once, as Evolution does)."""
+    settings, budget, phase = deps.mission.settings, deps.state.budget, deps.phase
+    tokens = settings.agent_tokens - budget.llm_tokens.get(phase, 0) if settings.agent_tokens else None
+    requests = settings.agent_requests - budget.llm_requests.get(phase, 0)
+    return UsageLimits(
+        request_limit=max(0, requests), total_tokens_limit=max(0, tokens) if tokens is not None else None
+    )
 
 
 async def run_agent(
@@ -42,6 +48,10 @@ async def run_agent(
     """The agent's output, or None when the phase runs its workflow path (workflow mode, or a fallback)."""
     if state.phase_modes.get(phase) != Mode.agent.value:
         return None
+    budget = state.budget
+    if state.max_cost_usd is not None and budget.cost_usd >= state.max_cost_usd:
+        _fall_back(state, context, phase, f"cost limit reached (${budget.cost_usd:.6f} of ${state.max_cost_usd})")
+        return None
     try:
         if context.model is None:
             raise ModelUnavailable(context.model_error or "no model configured")
@@ -50,15 +60,33 @@ async def run_agent(
         reason = _reason(exc)
         if state.mode is Mode.agent:
             raise AgentFailed(f"{phase.value} agent failed: {reason}") from exc
-        state.phase_modes[phase] = Mode.workflow.value
-        if state.phase_history and state.phase_history[-1].phase == phase:
-            state.phase_history[-1].mode, state.phase_history[-1].fallback = Mode.workflow.value, reason
-        context.events.emit(PhaseFallback(reason=reason), phase.value)
+        _fall_back(state, context, phase, reason)
         return None
     usage = result.usage
-    state.budget.llm_tokens[phase] = state.budget.llm_tokens.get(phase, 0) + (usage.total_tokens or 0)
-    state.budget.llm_requests[phase] = state.budget.llm_requests.get(phase, 0) + usage.requests
+    budget.llm_tokens[phase] = budget.llm_tokens.get(phase, 0) + (usage.total_tokens or 0)
+    budget.llm_requests[phase] = budget.llm_requests.get(phase, 0) + usage.requests
+    budget.cost_usd = round(budget.cost_usd + _cost_usd(result.new_messages()), 8)
     return result.output
+
+
+def _fall_back(state: MissionState, context: GraphContext, phase: Phase, reason: str) -> None:
+    """The phase runs its workflow path from here on, and says why."""
+    state.phase_modes[phase] = Mode.workflow.value
+    if state.phase_history and state.phase_history[-1].phase == phase:
+        state.phase_history[-1].mode, state.phase_history[-1].fallback = Mode.workflow.value, reason
+    context.events.emit(PhaseFallback(reason=reason), phase.value)
+
+
+def _cost_usd(messages: list[ModelMessage]) -> float:
+    """What the responses cost, where genai-prices knows the model's price (else nothing is added)."""
+    total = 0.0
+    for message in messages:
+        if isinstance(message, ModelResponse) and message.model_name:
+            try:
+                total += float(message.cost().total_price)
+            except (LookupError, ValueError, AssertionError):
+                continue
+    return total
 
 
 def _reason(exc: BaseException) -> str:

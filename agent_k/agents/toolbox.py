@@ -12,8 +12,10 @@ from pydantic_ai import ModelRetry, RunContext
 
 from agent_k.agents.deps import AgentDeps
 from agent_k.agents.tools import PhaseTools
+from agent_k.mission.candidates import archive
 from agent_k.mission.state import Phase
 from agent_k.ml.profiling import ResearchFindings
+from agent_k.ml.recipes import Recipe
 from agent_k.platforms.base import CompetitionNotFound
 
 
@@ -90,5 +92,30 @@ def mission_tools() -> PhaseTools:
         """The cross-validation scheme chosen for this data, and the families the profile recommends."""
         findings = findings_of(ctx)
         return {"cv": findings.cv.model_dump(), "recommended_families": findings.model_families}
+
+    @tools.tool(Phase.evolution)
+    def candidates_so_far(ctx: RunContext[AgentDeps], limit: int = 10) -> list[dict[str, Any]]:
+        """The best evaluated candidates (by our cross-validation), best first, and the latest failures."""
+        competition = ctx.deps.state.selected_competition
+        assert competition is not None
+        everything = archive(ctx.deps.mission, ctx.deps.state)
+        done = [c for c in everything if c.status == "succeeded" and c.cv is not None]
+        done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
+        failed = [c for c in everything if c.status == "failed"][-3:]
+        return [
+            {"key": c.key, "solution": c.recipe.summary(), "cv": c.cv, "status": c.status, "error": c.error}
+            for c in [*done[: max(1, min(limit, 30))], *failed]
+        ]
+
+    @tools.tool(Phase.evolution)
+    def read_solution(ctx: RunContext[AgentDeps], candidate_key: str) -> dict[str, Any]:
+        """A candidate's solution.py source and, for a recipe, the recipe itself (to edit either)."""
+        by_key = {c.key: c for c in archive(ctx.deps.mission, ctx.deps.state)}
+        if candidate_key not in by_key:
+            raise ModelRetry(f"no candidate '{candidate_key}'; call candidates_so_far for the keys")
+        candidate = by_key[candidate_key]
+        script = candidate.folder / "solution.py"
+        recipe = candidate.recipe.model_dump(mode="json") if isinstance(candidate.recipe, Recipe) else None
+        return {"source": script.read_text() if script.exists() else None, "recipe": recipe}
 
     return tools

@@ -59,3 +59,4 @@ class MissionCreate(BaseModel):
     platform: Literal["local"] = "local"
     keep_columns: list[str] = Field(default_factory=list, description="leakage suspects to keep as features")
     require_approval: bool = Field(default=False, description="stop before Submission until approved")
+    max_cost: float | None = Field(default=None, ge=0, description="USD the agents may spend (agent mode)")

@@ -113,6 +113,9 @@ def run(
     model: Annotated[
         str | None, typer.Option(help="pydantic-ai model string, e.g. openai:gpt-4o [default: AGENT_K_MODEL]")
     ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0.0, help="USD the agents may spend; then the rest runs as workflow")
+    ] = None,
     platform: Annotated[PlatformOption, typer.Option(help="competition platform")] = PlatformOption.local,
     mission_id: Annotated[str | None, typer.Option(help="choose the mission id (default: generated)")] = None,
     keep_columns: Annotated[
@@ -155,6 +158,7 @@ def run(
         ),
         mode=Mode(mode.value),
         model=model,
+        max_cost_usd=max_cost,
         time_budget=time_budget or settings.time_budget,
         keep_columns=tuple(keep_columns or ()),
         platform=platform.value,

@@ -13,7 +13,7 @@ from agent_k.mission.state import MissionState, Phase
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.executors import Evaluator
 from agent_k.ml.profiling import CVScheme
-from agent_k.ml.recipes import Recipe, Solution, load_solution
+from agent_k.ml.recipes import Ensemble, Recipe, Solution, load_solution
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import Proposal, Scored
 from agent_k.platforms.base import Competition
@@ -65,6 +65,15 @@ def search_history(candidates: list[ArchivedCandidate]) -> list[Scored]:
     return [
         Scored(c.recipe, c.cv if c.status == "succeeded" else None) for c in candidates if isinstance(c.recipe, Recipe)
     ]
+
+
+def best_single(candidates: list[ArchivedCandidate], competition: Competition) -> ArchivedCandidate | None:
+    """The best evaluated candidate that is not a blend: workflow recipes and agents' recipes and scripts alike."""
+    done = [
+        c for c in candidates if c.status == "succeeded" and c.cv is not None and not isinstance(c.recipe, Ensemble)
+    ]
+    done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
+    return done[0] if done else None
 
 
 def screen_for(
@@ -175,7 +184,7 @@ async def evaluate_proposals(
 
 async def screen_then_evaluate(
     evaluator: Evaluator,
-    recipe: Recipe,
+    recipe: Solution,
     data: CompetitionData,
     cv: CVScheme,
     workdir: Path,

@@ -66,6 +66,7 @@ class MissionSpec:
     platform: str = "local"
     require_approval: bool = False
     model: str | None = None
+    max_cost_usd: float | None = None
 
     def options(self) -> dict[str, Any]:
         return {
@@ -74,6 +75,7 @@ class MissionSpec:
             "keep_columns": list(self.keep_columns),
             "require_approval": self.require_approval,
             "model": self.model,
+            "max_cost_usd": self.max_cost_usd,
         }
 
 
@@ -161,6 +163,7 @@ class MissionRunner:
             keep_columns=options.get("keep_columns", []),
             require_approval=options.get("require_approval", False),
             model=options.get("model"),
+            max_cost_usd=options.get("max_cost_usd"),
             budget=BudgetLedger(total_s=row.budget_s),
         )
 

@@ -74,6 +74,8 @@ class MissionState(BaseModel):
     """Stop before Submission until a person approves (status `awaiting_approval`)."""
     model: str | None = None
     """The pydantic-ai model string of agent mode; never a key (providers read those from the environment)."""
+    max_cost_usd: float | None = None
+    """Once the agents have cost this much, the remaining agent phases run their workflow path."""
     current_phase: Phase | None = None
     phases_completed: list[Phase] = Field(default_factory=list)
     phase_modes: dict[Phase, str] = Field(default_factory=dict)

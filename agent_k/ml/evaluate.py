@@ -12,7 +12,7 @@ import pandas as pd
 
 from agent_k.ml import metrics
 from agent_k.ml.profiling import CVScheme
-from agent_k.ml.recipes import Solution
+from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.render import render_solution
 from agent_k.ml.sandbox import Limits, run_sandboxed
 from agent_k.platforms.base import Competition, InvalidSubmission, PredictionKind, TaskType
@@ -107,7 +107,13 @@ def fold_scores(data: CompetitionData, oof: OutOfFold) -> list[float]:
 
 
 async def evaluate(
-    solution: Solution, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits, *, folds: int | None = None
+    solution: Recipe | Ensemble,
+    data: CompetitionData,
+    cv: CVScheme,
+    workdir: Path,
+    limits: Limits,
+    *,
+    folds: int | None = None,
 ) -> Evaluation:
     """Run the solution sandboxed and score its out-of-fold predictions.
 

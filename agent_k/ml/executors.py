@@ -12,9 +12,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent_k.ml.evaluate import CompetitionData, Evaluation, evaluate
+from agent_k.ml.harness import evaluate_script
 from agent_k.ml.profiling import CVScheme
-from agent_k.ml.recipes import Solution
+from agent_k.ml.recipes import Script, Solution
 from agent_k.ml.sandbox import Limits
+
+
+async def evaluate_solution(
+    solution: Solution, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits, *, folds: int | None = None
+) -> Evaluation:
+    """Our template cross-validates itself; an agent's script goes through the harness instead."""
+    if isinstance(solution, Script):
+        return await evaluate_script(solution, data, cv, workdir, limits, folds=folds)
+    return await evaluate(solution, data, cv, workdir, limits, folds=folds)
 
 
 class ExecutorError(Exception):
@@ -54,7 +64,7 @@ class LocalEvaluator:
         *,
         folds: int | None = None,
     ) -> Evaluation:
-        return await evaluate(solution, data, cv, workdir, limits, folds=folds)
+        return await evaluate_solution(solution, data, cv, workdir, limits, folds=folds)
 
     def close(self) -> None:
         pass
@@ -64,7 +74,7 @@ def _evaluate_in_worker(
     solution: Solution, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits, folds: int | None
 ) -> Evaluation:
     """Runs on a Dask worker: the same sandboxed evaluation, in the worker's own event loop."""
-    return asyncio.run(evaluate(solution, data, cv, workdir, limits, folds=folds))
+    return asyncio.run(evaluate_solution(solution, data, cv, workdir, limits, folds=folds))
 
 
 class DaskEvaluator:

@@ -247,8 +247,27 @@ class Ensemble(BaseModel):
         return "blend of " + " + ".join(parts)
 
 
-Solution = Recipe | Ensemble
-"""What a candidate is: one recipe, or a blend of recipes."""
+class Script(BaseModel):
+    """A solution script written or edited by an agent. It is never trusted to cross-validate itself: our
+    harness (`agent_k.ml.harness`) runs it on each fold with the held-out labels removed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str = Field(min_length=1, max_length=200_000)
+    parent: str | None = None
+    """The key of the candidate it was edited from."""
+    note: str = Field(default="", max_length=300)
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+
+    def summary(self) -> str:
+        return f"edited script{f' of {self.parent}' if self.parent else ''}: {self.note or 'no note'}"
+
+
+Solution = Recipe | Ensemble | Script
+"""What a candidate is: one recipe, a blend of recipes, or an agent's script."""
 
 
 @cache

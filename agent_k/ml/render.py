@@ -7,7 +7,7 @@ from importlib import resources
 from string import Template
 
 from agent_k.ml.profiling import CVScheme
-from agent_k.ml.recipes import Ensemble, ModelFamily, ParamValue, Recipe, Solution
+from agent_k.ml.recipes import Ensemble, ModelFamily, ParamValue, Recipe
 from agent_k.platforms.base import Competition, TaskType
 
 _CLASSES: dict[ModelFamily, tuple[str, str, str]] = {
@@ -72,7 +72,7 @@ def _member(recipe: Recipe, weight: float, regression: bool) -> str:
     return "    Member(\n" + "".join(f"        {f},\n" for f in fields) + "    ),"
 
 
-def render_solution(solution: Solution, competition: Competition, cv: CVScheme) -> str:
+def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: CVScheme) -> str:
     regression = competition.task is TaskType.regression
     if isinstance(solution, Ensemble):
         members = list(zip(solution.members, solution.weights, strict=True))

@@ -15,6 +15,7 @@ from agent_k.ml.recipes import (
     FeatureOptions,
     ModelFamily,
     Recipe,
+    Solution,
     crossover,
     default_recipe,
     mutate,
@@ -42,7 +43,8 @@ class Scored:
 
 @dataclass(frozen=True)
 class Proposal:
-    recipe: Recipe
+    recipe: Solution
+    """A recipe from the search; in agent mode also the Evolver's recipes and scripts."""
     parents: tuple[str, ...]
 
 

@@ -74,6 +74,7 @@ async def create_mission(
         platform=body.platform,
         require_approval=body.require_approval,
         model=model,
+        max_cost_usd=body.max_cost,
     )
     runner = MissionRunner(settings, store, platform)
     await run_in_threadpool(runner.create, mission_id, spec, queue=True)

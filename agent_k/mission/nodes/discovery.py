@@ -112,7 +112,7 @@ async def _lobbyist_ranking(ctx: PhaseContext, matches: list[Competition]) -> li
     async def ask(deps: AgentDeps) -> AgentRunResult[CompetitionRanking]:
         assert deps.mission.model is not None
         lobbyist = build_lobbyist(deps.mission.model, eligible)
-        return await lobbyist.run("Rank the eligible competitions.", deps=deps, usage_limits=usage_limits(deps.mission))
+        return await lobbyist.run("Rank the eligible competitions.", deps=deps, usage_limits=usage_limits(deps))
 
     ranking = await run_agent(ctx.state, ctx.deps, Phase.discovery, ask)
     if ranking is None:

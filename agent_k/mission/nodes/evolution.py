@@ -9,16 +9,30 @@ import math
 import random
 import statistics
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic_graph import End
 
+from agent_k.agents.errors import AgentFailed
 from agent_k.events.models import EvolutionGeneration
 from agent_k.mission.blending import blend_reserve_s, final_blend
-from agent_k.mission.candidates import archive, evaluate_proposals, feature_drops, screen_for, search_history
+from agent_k.mission.candidates import (
+    archive,
+    best_single,
+    evaluate_proposals,
+    feature_drops,
+    screen_for,
+    search_history,
+)
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.submission import SubmissionNode
 from agent_k.mission.state import MissionResult, Phase
-from agent_k.ml.search import EXPLORE, PATIENCE, improved, propose, ranked
+from agent_k.ml.search import EXPLORE, PATIENCE, Proposal, improved, propose
+
+if TYPE_CHECKING:
+    from pydantic_ai.run import AgentRunResult
+
+    from agent_k.agents.deps import AgentDeps
 
 MIN_GENERATION_S = 2.0
 MIN_CANDIDATE_TIMEOUT_S = 20.0
@@ -29,6 +43,7 @@ CANDIDATE_SHARE = 0.4
 @dataclass
 class EvolutionNode(PhaseNode):
     phase = Phase.evolution
+    has_agent = True
 
     async def run(self, ctx: PhaseContext) -> EvolutionNode | SubmissionNode | End[MissionResult]:
         state, deps = ctx.state, ctx.deps
@@ -36,7 +51,10 @@ class EvolutionNode(PhaseNode):
         if evolution.best_candidate_key is None:
             return self.fail(ctx, "no_candidate", "evolution has no valid candidate to submit")
         if evolution.stop_reason is None:
-            await self._generation(ctx)
+            try:
+                await self._generation(ctx)
+            except AgentFailed as exc:
+                return self.fail(ctx, "agent_failed", str(exc))
             if evolution.stop_reason in (None, "converged"):  # a generation ran: checkpoint it first
                 return EvolutionNode()
         # The search is over: this last step blends its best.
@@ -74,6 +92,7 @@ class EvolutionNode(PhaseNode):
             rng=random.Random(f"{state.mission_id}:{generation}"),
             explore=EXPLORE if evolution.no_improvement >= 2 else 0.0,
         )
+        proposals = await _with_evolver(ctx, proposals, feature_drops(state), batch)
         if not proposals:
             evolution.stop_reason = "search_space_exhausted"
             return
@@ -93,9 +112,9 @@ class EvolutionNode(PhaseNode):
         evolution.evaluated += len(results)
         evolution.failed += sum(1 for r in results if r.status == "failed")
         evolution.screened_out += sum(1 for r in results if r.status == "screened_out")
-        top = ranked(search_history(history + results), competition)
-        if top and top[0].cv is not None and improved(top[0].cv, evolution.best_score, competition):
-            evolution.best_score, evolution.best_candidate_key = top[0].cv, top[0].recipe.key
+        top = best_single(history + results, competition)
+        if top is not None and top.cv is not None and improved(top.cv, evolution.best_score, competition):
+            evolution.best_score, evolution.best_candidate_key = top.cv, top.key
             evolution.no_improvement = 0
         else:
             evolution.no_improvement += 1
@@ -112,3 +131,24 @@ class EvolutionNode(PhaseNode):
         )
         if evolution.no_improvement >= PATIENCE:
             evolution.stop_reason = "converged"
+
+
+async def _with_evolver(
+    ctx: PhaseContext, proposals: list[Proposal], drops: tuple[str, ...], batch: int
+) -> list[Proposal]:
+    """In agent mode the Evolver's proposals come first and the workflow's fill the generation up."""
+    from agent_k.agents.evolver import EvolverAnswer, build_evolver, to_solution
+    from agent_k.agents.phase import run_agent, usage_limits
+
+    async def ask(deps: AgentDeps) -> AgentRunResult[EvolverAnswer]:
+        assert deps.mission.model is not None
+        evolver = build_evolver(deps.mission.model)
+        return await evolver.run("Propose the next candidates.", deps=deps, usage_limits=usage_limits(deps))
+
+    answer = await run_agent(ctx.state, ctx.deps, Phase.evolution, ask)
+    if answer is None:
+        return proposals
+    candidates = archive(ctx.deps, ctx.state)
+    own = [Proposal(to_solution(p, candidates, drops), (p.parent,)) for p in answer.proposals]
+    keys = {p.recipe.key for p in own}
+    return own + [p for p in proposals if p.recipe.key not in keys][: max(0, batch - len(own))]

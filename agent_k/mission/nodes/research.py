@@ -84,8 +84,6 @@ async def _scientist_plan(ctx: PhaseContext) -> ResearchPlan | None:
     async def ask(deps: AgentDeps) -> AgentRunResult[ResearchPlan]:
         assert deps.mission.model is not None
         scientist = build_scientist(deps.mission.model)
-        return await scientist.run(
-            "Study the data and plan the modelling.", deps=deps, usage_limits=usage_limits(deps.mission)
-        )
+        return await scientist.run("Study the data and plan the modelling.", deps=deps, usage_limits=usage_limits(deps))
 
     return await run_agent(ctx.state, ctx.deps, Phase.research, ask)

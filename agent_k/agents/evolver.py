@@ -1,0 +1,105 @@
+"""The Evolver (Evolution): proposes new candidates, as recipe edits or as edits of a candidate's solution.py.
+
+Its proposals join the workflow's in one population: each is evaluated in the same sandbox, an edited script
+through the harness that withholds the held-out labels, and archived beside the rest. Its answers carry no
+score: fitness is whatever our cross-validation measures.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+from pydantic_ai import Agent, ModelRetry, RunContext
+
+from agent_k.agents.deps import AgentDeps
+from agent_k.agents.toolbox import mission_tools
+from agent_k.mission.candidates import ArchivedCandidate, archive
+from agent_k.ml.recipes import Recipe, Script, Solution
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+
+class Edit(BaseModel):
+    find: str = Field(min_length=1, description="text that occurs exactly once in the parent's solution.py")
+    replace: str
+
+
+class EvolverProposal(BaseModel):
+    kind: Literal["recipe", "script"]
+    parent: str = Field(description="key of the candidate this starts from")
+    recipe: Recipe | None = Field(default=None, description="kind 'recipe': the full new recipe")
+    edits: list[Edit] = Field(default_factory=list, description="kind 'script': find/replace edits of the parent")
+    source: str | None = Field(default=None, description="kind 'script': a full rewrite, instead of edits")
+    rationale: str = Field(default="", max_length=500)
+
+
+class EvolverAnswer(BaseModel):
+    proposals: list[EvolverProposal] = Field(min_length=1, max_length=4)
+
+
+def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
+    tools = mission_tools()
+    agent: Agent[AgentDeps, EvolverAnswer] = Agent(
+        model,
+        deps_type=AgentDeps,
+        output_type=EvolverAnswer,
+        instructions=_instructions,
+        toolsets=[tools.toolset()],
+        capabilities=tools.capabilities(),
+        retries=2,
+        name="evolver",
+    )
+
+    @agent.output_validator
+    def _applicable(ctx: RunContext[AgentDeps], answer: EvolverAnswer) -> EvolverAnswer:
+        for i, proposal in enumerate(answer.proposals):
+            try:
+                to_solution(proposal, archive(ctx.deps.mission, ctx.deps.state), drops=())
+            except ValueError as exc:
+                raise ModelRetry(f"proposal {i}: {exc}") from exc
+        return answer
+
+    return agent
+
+
+def to_solution(proposal: EvolverProposal, candidates: list[ArchivedCandidate], drops: tuple[str, ...]) -> Solution:
+    """The candidate a proposal describes. Columns the mission drops (ids, leakage suspects) stay dropped."""
+    parent = next((c for c in candidates if c.key == proposal.parent), None)
+    if parent is None:
+        raise ValueError(f"no candidate '{proposal.parent}'")
+    if proposal.kind == "recipe":
+        if proposal.recipe is None:
+            raise ValueError("a 'recipe' proposal needs the recipe")
+        recipe = proposal.recipe
+        return recipe.model_copy(update={"drop_columns": tuple(sorted({*recipe.drop_columns, *drops}))})
+    if proposal.source is not None:
+        return Script(source=proposal.source, parent=parent.key, note=proposal.rationale[:300])
+    script = parent.folder / "solution.py"
+    if not proposal.edits or not script.exists():
+        raise ValueError("a 'script' proposal needs edits of a candidate with a solution.py, or a full source")
+    source = script.read_text()
+    for n, edit in enumerate(proposal.edits):
+        if source.count(edit.find) != 1:
+            raise ValueError(f"edit {n}: its `find` text must occur exactly once in {parent.key}'s solution.py")
+        source = source.replace(edit.find, edit.replace)
+    return Script(source=source, parent=parent.key, note=proposal.rationale[:300])
+
+
+def _instructions(ctx: RunContext[AgentDeps]) -> str:
+    state = ctx.deps.state
+    competition = state.selected_competition
+    evolution = state.evolution_state
+    return (
+        "You are the Evolver of AGENT-K, an autonomous team in an ML competition. "
+        f"Phase: {ctx.deps.phase.value}, generation {evolution.generation + 1}. "
+        f"Competition: {competition.id if competition else '?'} (metric {competition.metric if competition else '?'}, "
+        f"{'higher' if competition and competition.maximize else 'lower'} is better). "
+        f"Best cross-validated score so far: {evolution.best_score}. "
+        "Study the candidates with your tools and propose up to four new ones: either a full recipe (kind "
+        "'recipe'), or edits of a candidate's solution.py (kind 'script': find/replace edits, or a full source). "
+        "A script must keep its command line: `--data DIR --out FILE`, training on DIR/train.csv and writing "
+        "predictions for DIR/test.csv in the submission format. Every proposal is cross-validated by the "
+        "mission itself; scores you state are ignored."
+    )
