@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from pydantic_ai import Agent, ModelRetry, RunContext
 
 from agent_k.agents.deps import AgentDeps
-from agent_k.agents.toolbox import mission_tools
+from agent_k.agents.toolbox import phase_agent
 from agent_k.mission.candidates import ArchivedCandidate, archive
 from agent_k.ml.recipes import Recipe, Script, Solution
 
@@ -40,17 +40,7 @@ class EvolverAnswer(BaseModel):
 
 
 def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
-    tools = mission_tools()
-    agent: Agent[AgentDeps, EvolverAnswer] = Agent(
-        model,
-        deps_type=AgentDeps,
-        output_type=EvolverAnswer,
-        instructions=_instructions,
-        toolsets=[tools.toolset()],
-        capabilities=tools.capabilities(),
-        retries=2,
-        name="evolver",
-    )
+    agent = phase_agent(model, name="evolver", output_type=EvolverAnswer, instructions=_instructions)
 
     @agent.output_validator
     def _applicable(ctx: RunContext[AgentDeps], answer: EvolverAnswer) -> EvolverAnswer:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from pydantic_ai import Agent, ModelRetry, RunContext
 
 from agent_k.agents.deps import AgentDeps
-from agent_k.agents.toolbox import mission_tools
+from agent_k.agents.toolbox import phase_agent
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -24,16 +24,8 @@ class CompetitionRanking(BaseModel):
 
 
 def build_lobbyist(model: Model, eligible: list[str]) -> Agent[AgentDeps, CompetitionRanking]:
-    tools = mission_tools()
-    agent: Agent[AgentDeps, CompetitionRanking] = Agent(
-        model,
-        deps_type=AgentDeps,
-        output_type=CompetitionRanking,
-        instructions=lambda ctx: _instructions(ctx, eligible),
-        toolsets=[tools.toolset()],
-        capabilities=tools.capabilities(),
-        retries=2,
-        name="lobbyist",
+    agent = phase_agent(
+        model, name="lobbyist", output_type=CompetitionRanking, instructions=lambda ctx: _instructions(ctx, eligible)
     )
 
     @agent.output_validator

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from pydantic_ai import Agent, ModelRetry, RunContext
 
 from agent_k.agents.deps import AgentDeps
-from agent_k.agents.toolbox import findings_of, mission_tools
+from agent_k.agents.toolbox import findings_of, phase_agent
 from agent_k.ml.recipes import ModelFamily
 
 if TYPE_CHECKING:
@@ -29,17 +29,7 @@ class ResearchPlan(BaseModel):
 
 
 def build_scientist(model: Model) -> Agent[AgentDeps, ResearchPlan]:
-    tools = mission_tools()
-    agent: Agent[AgentDeps, ResearchPlan] = Agent(
-        model,
-        deps_type=AgentDeps,
-        output_type=ResearchPlan,
-        instructions=_instructions,
-        toolsets=[tools.toolset()],
-        capabilities=tools.capabilities(),
-        retries=2,
-        name="scientist",
-    )
+    agent = phase_agent(model, name="scientist", output_type=ResearchPlan, instructions=_instructions)
 
     @agent.output_validator
     def _columns_exist(ctx: RunContext[AgentDeps], plan: ResearchPlan) -> ResearchPlan:

@@ -6,9 +6,10 @@ reason from the same facts.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai import Agent, ModelRetry, RunContext
 
 from agent_k.agents.deps import AgentDeps
 from agent_k.agents.tools import PhaseTools
@@ -17,6 +18,28 @@ from agent_k.mission.state import Phase
 from agent_k.ml.profiling import ResearchFindings
 from agent_k.ml.recipes import Recipe
 from agent_k.platforms.base import CompetitionNotFound
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+Output = TypeVar("Output")
+
+
+def phase_agent(
+    model: Model, *, name: str, output_type: type[Output], instructions: Callable[[RunContext[AgentDeps]], str]
+) -> Agent[AgentDeps, Output]:
+    """An agent with every mission tool, narrowed to its phase before each model request."""
+    tools = mission_tools()
+    return Agent(
+        model,
+        deps_type=AgentDeps,
+        output_type=output_type,
+        instructions=instructions,
+        toolsets=[tools.toolset()],
+        capabilities=tools.capabilities(),
+        retries=2,
+        name=name,
+    )
 
 
 def findings_of(ctx: RunContext[AgentDeps]) -> ResearchFindings:
