@@ -70,7 +70,7 @@ def test_a_bad_option_is_a_usage_error(home: Path) -> None:
 
 @pytest.mark.slow
 def test_run_prints_the_json_contract_and_missions_show_it(home: Path, database_url: str) -> None:
-    result = run_cli("run", "--competition", "penguins", "--time-budget", "25", "--json", "--mission-id", "e2e-1")
+    result = run_cli("run", "--competition", "penguins", "--time-budget", "15", "--json", "--mission-id", "e2e-1")
     assert result.returncode == 0, result.stderr[-3000:]
     report = _last_json_line(result.stdout)
     assert report.keys() >= CONTRACT_KEYS
@@ -79,7 +79,7 @@ def test_run_prints_the_json_contract_and_missions_show_it(home: Path, database_
         assert isinstance(report[key], float), key
     assert isinstance(report["rank"], int) and report["leakage_suspects"] == []
     assert Path(str(report["submission_path"])).exists() and Path(str(report["solution_path"])).exists()
-    assert float(str(report["elapsed_s"])) <= 25 * 1.1
+    assert float(str(report["elapsed_s"])) <= 15 * 1.1
 
     shown = run_cli("missions", "show", "e2e-1", "--json")
     document = json.loads(shown.stdout)
@@ -113,7 +113,7 @@ def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
 def test_kill_9_during_evolution_then_resume(home: Path, database_url: str) -> None:
     store = Store.open(database_url)
     process = subprocess.Popen(
-        [AGENT_K, "run", "--competition", "penguins", "--time-budget", "60", "--mission-id", "killed"],
+        [AGENT_K, "run", "--competition", "penguins", "--time-budget", "30", "--mission-id", "killed"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=os.environ.copy(),

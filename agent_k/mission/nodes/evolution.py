@@ -149,6 +149,9 @@ async def _with_evolver(
     if answer is None:
         return proposals
     candidates = archive(ctx.deps, ctx.state)
-    own = [Proposal(to_solution(p, candidates, drops), (p.parent,)) for p in answer.proposals]
-    keys = {p.recipe.key for p in own}
-    return own + [p for p in proposals if p.recipe.key not in keys][: max(0, batch - len(own))]
+    own: dict[str, Proposal] = {}  # by key: the same proposal twice is evaluated once
+    for proposal in answer.proposals:
+        solution = to_solution(proposal, candidates, drops)
+        own.setdefault(solution.key, Proposal(solution, (proposal.parent,)))
+    workflow = [p for p in proposals if p.recipe.key not in own]
+    return [*own.values(), *workflow[: max(0, batch - len(own))]]
