@@ -27,6 +27,12 @@ class Settings(BaseSettings):
     model: str | None = Field(default=None, description="pydantic-ai model string for agent mode, e.g. openai:gpt-4o")
     agent_requests: int = Field(default=25, ge=1, description="model requests one phase's agent may make")
     agent_tokens: int | None = Field(default=400_000, ge=1, description="tokens one phase's agent may use")
+    kaggle_api_url: str = Field(default="https://api.kaggle.com", description="base URL of Kaggle's public API")
+    kaggle_team: str | None = Field(default=None, description="our Kaggle team name (default: the username)")
+    kaggle_max_data_bytes: int = Field(default=10 * 2**30, ge=1, description="largest competition data to download")
+    daily_submissions: int | None = Field(
+        default=None, ge=1, description="submissions per UTC day; default: the platform's own limit (Kaggle: 5)"
+    )
 
     @field_validator("home", mode="after")
     @classmethod

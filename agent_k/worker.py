@@ -16,7 +16,6 @@ from agent_k.mission.control import MissionError
 from agent_k.mission.liveness import process_owner
 from agent_k.mission.runner import MissionRunner
 from agent_k.ml.executors import make_evaluator
-from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
 log = logging.getLogger("agent_k.worker")
@@ -38,8 +37,7 @@ class Worker:
         if mission_id is None:
             return None
         evaluator = make_evaluator(self.settings.executor, self.settings.parallel_evaluations)
-        platform = LocalPlatform(self.settings.competitions_dir)
-        runner = MissionRunner(self.settings, self.store, platform, evaluator=evaluator, owner=self.owner)
+        runner = MissionRunner(self.settings, self.store, evaluator=evaluator, owner=self.owner)
         log.info("running mission %s", mission_id)
         try:
             result = await runner.run(mission_id)

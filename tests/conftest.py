@@ -35,6 +35,17 @@ def competition_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def no_kaggle_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The developer's own Kaggle account is never used by a test: no KAGGLE_* variables, an empty config dir."""
+    monkeypatch.delenv("KAGGLE_USERNAME", raising=False)
+    monkeypatch.delenv("KAGGLE_KEY", raising=False)
+    config = tmp_path / "kaggle-config"
+    config.mkdir()
+    monkeypatch.setenv("KAGGLE_CONFIG_DIR", str(config))
+    return config
+
+
 @pytest.fixture
 def home(tmp_path: Path, competition_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh AGENT_K_HOME with the cached competitions copied in (so submissions stay per test)."""

@@ -8,17 +8,16 @@ with HTTP 500. Response shapes follow the Chat Completions API (`choices[0].mess
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+
+from tests import local_server
 
 
 @dataclass
@@ -84,18 +83,5 @@ def _calls(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
 @contextmanager
 def serving(fake: FakeOpenAI) -> Iterator[str]:
     """Serve `fake` on 127.0.0.1 in a thread; yields its base URL (`…/v1`)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(fake.app(), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "the fake OpenAI server did not start"
-        time.sleep(0.02)
-    try:
+    with local_server.serving(fake.app()) as port:
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

@@ -56,7 +56,7 @@ class MissionCreate(BaseModel):
     model: str | None = Field(
         default=None, max_length=200, description="pydantic-ai model string for agent mode [default: AGENT_K_MODEL]"
     )
-    platform: Literal["local"] = "local"
+    platform: Literal["local", "kaggle"] = "local"
     keep_columns: list[str] = Field(default_factory=list, description="leakage suspects to keep as features")
     require_approval: bool = Field(default=False, description="stop before Submission until approved")
     max_cost: float | None = Field(default=None, ge=0, description="USD the agents may spend (agent mode)")

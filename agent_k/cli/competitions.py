@@ -4,26 +4,58 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from agent_k.cli.common import fail_input, load_settings, local_platform
-from agent_k.cli.run import MetricOption
+from agent_k.cli.common import EXIT_FAILED, err_console, fail_input, load_settings, local_platform
+from agent_k.cli.run import MetricOption, PlatformOption
 
-app = typer.Typer(help="Browse and add competitions on the local platform.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from agent_k.config import Settings
+    from agent_k.platforms.base import Competition
+
+app = typer.Typer(help="Browse competitions; add your own to the local platform.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_competitions() -> None:
-    """List the built-in and added competitions."""
-    platform = local_platform(load_settings())
-    table = Table("id", "task", "metric", "train", "test", "source")
-    for c in asyncio.run(platform.list_competitions()):
-        table.add_row(c.id, c.task.value, c.metric, str(c.n_train), str(c.n_test), c.source)
+def list_competitions(
+    platform: Annotated[PlatformOption, typer.Option(help="local, or kaggle (credentials)")] = PlatformOption.local,
+    search: Annotated[list[str] | None, typer.Option(help="with --platform kaggle: words to search for")] = None,
+) -> None:
+    """List the built-in and added competitions, or search Kaggle's (those AGENT-K can score)."""
+    settings = load_settings()
+    if platform is PlatformOption.kaggle:
+        table = Table("id", "metric", "daily submissions", "title")
+        for c in _search_kaggle(settings, search or []):
+            table.add_row(c.id, c.metric, str(c.max_daily_submissions or "-"), c.title)
+    else:
+        table = Table("id", "task", "metric", "train", "test", "source")
+        for c in asyncio.run(local_platform(settings).list_competitions()):
+            table.add_row(c.id, c.task.value, c.metric, str(c.n_train), str(c.n_test), c.source)
     Console().print(table)
+
+
+def _search_kaggle(settings: Settings, words: list[str]) -> list[Competition]:
+    import httpx
+
+    from agent_k.platforms.base import Criteria, PlatformError
+    from agent_k.platforms.factory import open_kaggle
+    from agent_k.platforms.kaggle import CredentialsMissing
+
+    async def search() -> list[Competition]:
+        async with httpx.AsyncClient(timeout=30.0) as http:
+            return await open_kaggle(settings, http).list_competitions(Criteria(keywords=words))
+
+    try:
+        return asyncio.run(search())
+    except CredentialsMissing as exc:
+        fail_input(str(exc))
+    except PlatformError as exc:
+        err_console.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(EXIT_FAILED) from None
 
 
 @app.command("show")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from agent_k.cli.common import EXIT_FAILED, MISSION_ID, fail_input, load_settings, local_platform, open_store
+from agent_k.cli.common import EXIT_FAILED, MISSION_ID, fail_input, load_settings, open_store
 from agent_k.cli.view import MissionView, summary_table
 from agent_k.platforms.base import TaskType
 
@@ -30,6 +30,7 @@ class ModeOption(StrEnum):
 
 class PlatformOption(StrEnum):
     local = "local"
+    kaggle = "kaggle"
 
 
 class MetricOption(StrEnum):
@@ -78,7 +79,7 @@ def drive(
     store = open_store(settings)
     console = Console(stderr=as_json)
     view = MissionView(console=console, live=console.is_terminal)
-    runner = MissionRunner(settings, store, local_platform(settings), on_event=view.handle, evaluator=evaluator)
+    runner = MissionRunner(settings, store, on_event=view.handle, evaluator=evaluator)
     try:
         if create is not None:
             runner.create(mission_id, create)
@@ -136,15 +137,11 @@ def run(
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""
     from agent_k.mission.runner import MissionSpec
     from agent_k.mission.state import Mode
-    from agent_k.platforms.base import CompetitionNotFound, Criteria
+    from agent_k.platforms.base import Criteria
 
     settings = load_settings()
     model = check_model(model or settings.model, mode)
-    if competition is not None:
-        try:
-            local_platform(settings).check_known(competition)
-        except CompetitionNotFound as exc:
-            fail_input(str(exc))
+    check_competition(platform.value, competition, settings)
     mission_id = mission_id or f"m-{uuid.uuid4().hex[:12]}"
     if not MISSION_ID.match(mission_id):
         fail_input(f"invalid mission id '{mission_id}': use letters, digits, '-', '_' or '.' (at most 64)")
@@ -165,6 +162,20 @@ def run(
         require_approval=require_approval,
     )
     drive(mission_id, settings=settings, as_json=as_json, executor=executor, create=spec)
+
+
+def check_competition(platform: str, competition: str | None, settings: Settings) -> None:
+    """Exit 2, before any mission is written, when the platform is unusable here or lacks the competition."""
+    from agent_k.platforms.base import PlatformError
+    from agent_k.platforms.factory import check_platform, verify_competition
+
+    try:
+        if competition is None:
+            check_platform(platform, settings)
+        else:
+            asyncio.run(verify_competition(platform, competition, settings))
+    except PlatformError as exc:
+        fail_input(str(exc))
 
 
 def check_model(model: str | None, mode: ModeOption) -> str | None:

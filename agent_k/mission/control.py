@@ -18,6 +18,8 @@ from agent_k.store.models import MissionRow, SnapshotRow, utcnow
 from agent_k.store.repository import TERMINAL_STATUSES, Store
 
 UNFINISHED = ("queued", "running", "awaiting_approval")
+RESUMABLE_FAILURES = frozenset({"node_error", "submission_quota_exhausted"})
+"""Failures worth another try: a node that raised (maybe a transient fault), a quota that resets daily."""
 CANCEL_ATTEMPTS = 40
 
 
@@ -35,10 +37,10 @@ def result_json(state: MissionState | None, result: MissionResult) -> str:
 
 
 def check_resumable(row: MissionRow, snapshot: SnapshotRow | None) -> None:
-    """Unfinished missions, cancelled ones, and ones whose node raised (possibly a transient fault) can run again."""
+    """Unfinished missions, cancelled ones, and ones that failed for a passing reason can run again."""
     if row.status == "failed":
         reason = json.loads(row.result or "{}").get("result", {}).get("error")
-        if reason != "node_error" or snapshot is None:
+        if reason not in RESUMABLE_FAILURES or snapshot is None:
             raise MissionError(f"mission '{row.id}' failed ({reason}); nothing to resume")
     elif row.status == "awaiting_approval":
         raise MissionError(f"mission '{row.id}' is awaiting approval: approve or reject it")

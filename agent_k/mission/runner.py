@@ -38,7 +38,8 @@ from agent_k.mission.liveness import heartbeat, owner_is_dead_here, process_owne
 from agent_k.mission.nodes import PHASE_NODES, PhaseNode
 from agent_k.mission.state import BudgetLedger, MissionResult, MissionState, Mode, Phase, PhaseRecord
 from agent_k.ml.executors import Evaluator, LocalEvaluator
-from agent_k.platforms.base import Criteria, PlatformAdapter
+from agent_k.platforms.base import Criteria, PlatformAdapter, PlatformError
+from agent_k.platforms.factory import check_platform, open_platform
 from agent_k.store.models import MissionRow
 from agent_k.store.repository import Store, as_utc
 
@@ -84,7 +85,7 @@ class MissionRunner:
         self,
         settings: Settings,
         store: Store,
-        platform: PlatformAdapter,
+        platform: PlatformAdapter | None = None,
         *,
         phases: tuple[type[PhaseNode], ...] = PHASE_NODES,
         on_event: Callable[[Event], None] | None = None,
@@ -95,6 +96,7 @@ class MissionRunner:
         self.settings = settings
         self.store = store
         self.platform = platform
+        """A ready platform (tests); otherwise built per mission from its `platform` column."""
         self.phases = phases
         self.graph: MissionGraph = build_graph(phases)
         self.node_types = node_types(phases)
@@ -127,9 +129,15 @@ class MissionRunner:
             raise MissionNotFound(f"no mission '{mission_id}'")
         snapshot = self.store.last_snapshot(mission_id)
         check_resumable(row, snapshot)
+        if self.platform is None:
+            try:
+                check_platform(row.platform, self.settings)
+            except PlatformError as exc:  # e.g. this worker has no Kaggle credentials: another one may
+                raise MissionError(f"mission '{mission_id}' cannot run here: {exc}") from None
         self._claim(mission_id)
         if snapshot is None:
-            return await self._drive(self._initial_state(row), self.phases[0](), None, next_seq=1)
+            start = self.phases[0]()
+            return await self._drive(self._initial_state(row), start, None, next_seq=1, platform=row.platform)
         state = MissionState.model_validate_json(snapshot.state_json)
         node = TypeAdapter(self.node_types[snapshot.node_kind]).validate_json(snapshot.node_json)
         if snapshot.status in ("running", "cancelled"):  # the time its step spent before it stopped still counts
@@ -139,7 +147,7 @@ class MissionRunner:
             state.budget.spent_s[node.phase] = state.budget.spent_s.get(node.phase, 0.0) + max(0.0, lost)
         if snapshot.status == "running":
             self.store.end_step(snapshot.id or 0, "interrupted", "the process running this step died")
-        return await self._drive(state, node, snapshot.seq, next_seq=snapshot.seq + 1)
+        return await self._drive(state, node, snapshot.seq, next_seq=snapshot.seq + 1, platform=row.platform)
 
     def _claim(self, mission_id: str) -> None:
         """Take the lease: free, expired, or held by a process on this host that no longer exists."""
@@ -170,7 +178,7 @@ class MissionRunner:
     # -- the loop ----------------------------------------------------------------------------------
 
     async def _drive(
-        self, state: MissionState, start: PhaseNode, resumed_from: int | None, next_seq: int
+        self, state: MissionState, start: PhaseNode, resumed_from: int | None, next_seq: int, *, platform: str
     ) -> MissionResult:
         emitter = EventEmitter(self.store, state.mission_id)
         if self.on_event is not None:
@@ -208,7 +216,7 @@ class MissionRunner:
                 settings=self.settings,
                 store=self.store,
                 events=emitter,
-                platform=self.platform,
+                platform=self.platform or open_platform(platform, self.settings, http),
                 http=http,
                 budget=clock,
                 evaluator=self.evaluator,

@@ -45,6 +45,8 @@ class Competition(BaseModel):
     tags: list[str] = Field(default_factory=list)
     has_hidden_labels: bool = True
     url: str | None = None
+    max_daily_submissions: int | None = None
+    """The platform's daily submission limit, when it has one."""
 
     @property
     def maximize(self) -> bool:
@@ -98,6 +100,8 @@ class Submission(BaseModel):
     public_score: float | None = None
     private_score: float | None = None
     error: str | None = None
+    team: str | None = None
+    """The team the platform credited it to, as named on the leaderboard."""
 
 
 class LeaderboardEntry(BaseModel):

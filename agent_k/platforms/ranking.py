@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from agent_k.platforms.base import LeaderboardEntry
+
 Medal = Literal["gold", "silver", "bronze"]
 
 
@@ -46,3 +48,22 @@ def standing(score: float, others: list[float], *, maximize: bool) -> Standing:
                 medal = name  # type: ignore[assignment]
                 break
     return Standing(rank=rank, teams=teams, percentile=round(percentile, 2), medal=medal)
+
+
+def team_standing(board: list[LeaderboardEntry], team: str, *, maximize: bool) -> Standing | None:
+    """Our place on a live leaderboard, found by our team's name (never by looking for our score).
+
+    Private scores rank once the board has them, public ones before; None when our team is not on it."""
+    ours = [e for e in board if e.team == team]
+    if not ours:
+        return None
+    private = ours[0].private_score is not None
+
+    def score(entry: LeaderboardEntry) -> float | None:
+        return entry.private_score if private else entry.public_score
+
+    mine = score(ours[0])
+    if mine is None:
+        return None
+    others = [s for e in board if e.team != team and (s := score(e)) is not None]
+    return standing(mine, others, maximize=maximize)

@@ -13,14 +13,16 @@ from fastapi.responses import FileResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from agent_k.agents.models import ModelUnavailable, build_model
-from agent_k.api.deps import FeedsDep, PlatformDep, SettingsDep, StoreDep
+from agent_k.api.deps import FeedsDep, SettingsDep, StoreDep
 from agent_k.api.schemas import MissionCreate, MissionDetail, MissionPage, MissionSummary
 from agent_k.api.streaming import follow
 from agent_k.mission import control
 from agent_k.mission.document import mission_document
 from agent_k.mission.runner import MissionRunner, MissionSpec
 from agent_k.mission.state import Mode
-from agent_k.platforms.base import CompetitionNotFound, Criteria
+from agent_k.platforms.base import CompetitionNotFound, Criteria, PlatformError
+from agent_k.platforms.factory import verify_competition
+from agent_k.platforms.kaggle.credentials import CredentialsMissing
 from agent_k.store.repository import Store
 
 router = APIRouter(prefix="/missions", tags=["missions"])
@@ -48,15 +50,19 @@ async def list_missions(
     return MissionPage(items=items, limit=limit, offset=offset, next_offset=next_offset)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
-async def create_mission(
-    body: MissionCreate, store: StoreDep, settings: SettingsDep, platform: PlatformDep
-) -> MissionSummary:
-    """Queue a mission on a known competition; nothing is written when the competition is unknown."""
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    responses={502: {"description": "the platform failed (e.g. Kaggle rejected our credentials or is unreachable)"}},
+)
+async def create_mission(body: MissionCreate, store: StoreDep, settings: SettingsDep) -> MissionSummary:
+    """Queue a mission on a known competition; nothing is written when the competition or platform is unusable."""
     try:
-        await platform.get_competition(body.competition)
-    except CompetitionNotFound as exc:
+        await verify_competition(body.platform, body.competition, settings)
+    except (CompetitionNotFound, CredentialsMissing) as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    except PlatformError as exc:  # the platform itself failed (bad credentials, unreachable)
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from exc
     model = None if body.mode == "workflow" else body.model or settings.model
     if model is None and body.mode == "agent":
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "mode 'agent' needs a model (or AGENT_K_MODEL)")
@@ -76,7 +82,7 @@ async def create_mission(
         model=model,
         max_cost_usd=body.max_cost,
     )
-    runner = MissionRunner(settings, store, platform)
+    runner = MissionRunner(settings, store)
     await run_in_threadpool(runner.create, mission_id, spec, queue=True)
     row = await run_in_threadpool(store.get_mission, mission_id)
     return MissionSummary.model_validate(row, from_attributes=True)

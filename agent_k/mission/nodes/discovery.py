@@ -15,7 +15,7 @@ from agent_k.events.models import Log
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.research import ResearchNode
 from agent_k.mission.state import MissionResult, MissionState, Phase
-from agent_k.platforms.base import Competition, Criteria
+from agent_k.platforms.base import Competition, CompetitionNotFound, Criteria
 
 if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
@@ -68,11 +68,14 @@ class DiscoveryNode(PhaseNode):
     async def run(self, ctx: PhaseContext) -> ResearchNode | End[MissionResult]:
         state, deps = ctx.state, ctx.deps
         criteria = state.criteria
-        listed = await deps.platform.list_competitions(criteria)
         if criteria.competition:
-            matches = [c for c in listed if c.id == criteria.competition]
+            try:
+                named = await deps.platform.get_competition(criteria.competition)
+            except CompetitionNotFound as exc:
+                return self.fail(ctx, "no_matching_competition", str(exc))
+            matches = [named]
         else:
-            matches = rank_competitions(listed, criteria)
+            matches = rank_competitions(await deps.platform.list_competitions(criteria), criteria)
         if not matches:
             state.discovered_competitions = []
             return self.fail(ctx, "no_matching_competition", f"no competition fits {criteria.model_dump_json()}")
@@ -83,7 +86,7 @@ class DiscoveryNode(PhaseNode):
                 return self.fail(ctx, "agent_failed", str(exc))
         state.discovered_competitions = [c.id for c in matches]
 
-        competition = await deps.platform.get_competition(matches[0].id)
+        competition = matches[0] if criteria.competition else await deps.platform.get_competition(matches[0].id)
         state.selected_competition = competition
         state.competition_id = competition.id
         downloads = deps.mission_dir / "downloads"

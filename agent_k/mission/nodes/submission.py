@@ -1,4 +1,4 @@
-"""Submission: validate the best candidate's file, submit it exactly once, record scores, rank and medal."""
+"""Submission: validate the best candidate's file, submit it exactly once, then record scores, rank and medal."""
 
 from __future__ import annotations
 
@@ -11,13 +11,17 @@ import pandas as pd
 from pydantic_graph import End
 
 from agent_k._failpoints import failpoint
-from agent_k.events.models import SubmissionCreated, SubmissionScored
+from agent_k.events.models import Log, SubmissionCreated, SubmissionScored
 from agent_k.mission.candidates import candidate_dir
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.state import MissionResult, Phase
-from agent_k.platforms.base import InvalidSubmission, Submission
-from agent_k.platforms.ranking import standing
+from agent_k.platforms.base import Competition, InvalidSubmission, Submission, SubmissionStatus
+from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submission_format import read_submission
+from agent_k.platforms.submissions import QuotaExhausted, check_quota, daily_limit, wait_for_score
+
+SCORE_WAIT_SHARE = 0.06
+"""Scoring may be waited for until 106% of the budget (the contract allows 110%)."""
 
 
 def idempotency_key(competition_id: str, file: Path) -> str:
@@ -46,27 +50,30 @@ class SubmissionNode(PhaseNode):
         except InvalidSubmission as exc:
             return self.fail(ctx, "invalid_submission", str(exc))
 
-        submitted, adopted = await self._submit_once(ctx, submission_file)
+        key = idempotency_key(competition.id, submission_file)
+        try:
+            submitted, adopted = await self._submit_once(ctx, competition, submission_file, key)
+        except QuotaExhausted as exc:
+            detail = f"{exc}; the file is ready at {submission_file}; then: agent-k resume {state.mission_id}"
+            return self.fail(ctx, "submission_quota_exhausted", detail)
         state.final_submission_id = submitted.id
+        self.emit(ctx, SubmissionCreated(submission_id=submitted.id, idempotency_key=key, adopted=adopted))
+
+        wait_s = max(0.0, (1 + SCORE_WAIT_SHARE) * deps.budget.total_s - deps.budget.elapsed())
+        submitted = await wait_for_score(deps.platform, submitted, timeout_s=wait_s)
+        if submitted.status is SubmissionStatus.error:
+            deps.store.update_submission(state.mission_id, key, status="error")
+            reason = f"{deps.platform.name} rejected submission {submitted.id}: {submitted.error}"
+            return self.fail(ctx, "submission_error", reason)
         state.public_score, state.final_score = submitted.public_score, submitted.private_score
-        self.emit(
-            ctx,
-            SubmissionCreated(
-                submission_id=submitted.id,
-                idempotency_key=idempotency_key(competition.id, submission_file),
-                adopted=adopted,
-            ),
-        )
-        if submitted.private_score is not None:
-            board = await deps.platform.leaderboard(competition.id)
-            others = [e.private_score for e in board if e.team != deps.platform.team and e.private_score is not None]
-            place = standing(submitted.private_score, others, maximize=competition.maximize)
-            state.final_rank, state.teams = place.rank, place.teams
-            state.percentile, state.medal = place.percentile, place.medal
+        if submitted.status is SubmissionStatus.pending:
+            self.emit(ctx, Log(message=f"submission {submitted.id} is still being scored after {wait_s:.0f} s"))
+        else:
+            await self._rank(ctx, competition, submitted)
         deps.store.update_submission(
             state.mission_id,
-            idempotency_key(competition.id, submission_file),
-            status="scored",
+            key,
+            status="scored" if submitted.status is SubmissionStatus.complete else "submitted",
             public_score=submitted.public_score,
             private_score=submitted.private_score,
         )
@@ -84,26 +91,40 @@ class SubmissionNode(PhaseNode):
         )
         return End(MissionResult.from_state(state))
 
-    async def _submit_once(self, ctx: PhaseContext, file: Path) -> tuple[Submission, bool]:
+    async def _submit_once(
+        self, ctx: PhaseContext, competition: Competition, file: Path, key: str
+    ) -> tuple[Submission, bool]:
         """Record the intent first; after a crash, adopt the platform's copy instead of submitting again."""
         state, deps = ctx.state, ctx.deps
-        assert state.competition_id is not None
-        key = idempotency_key(state.competition_id, file)
         record = deps.store.record_submission_intent(
-            state.mission_id, competition=state.competition_id, platform=deps.platform.name, key=key
+            state.mission_id, competition=competition.id, platform=deps.platform.name, key=key
         )
         if record.platform_submission_id:
-            return await deps.platform.get_submission(state.competition_id, record.platform_submission_id), True
-        for existing in await deps.platform.list_submissions(state.competition_id):
-            if f"[key:{key}]" in existing.description:
+            return await deps.platform.get_submission(competition.id, record.platform_submission_id), True
+        existing = await deps.platform.list_submissions(competition.id)
+        for submission in existing:
+            if f"[key:{key}]" in submission.description:
                 deps.store.update_submission(
-                    state.mission_id, key, platform_submission_id=existing.id, status="submitted"
+                    state.mission_id, key, platform_submission_id=submission.id, status="submitted"
                 )
-                return existing, True
+                return submission, True
+        limit = daily_limit(deps.platform.name, deps.settings.daily_submissions, competition.max_daily_submissions)
+        check_quota(existing, limit)
         failpoint("submission.before_submit")
         submitted = await deps.platform.submit(
-            state.competition_id, file, f"AGENT-K mission {state.mission_id} [key:{key}]", key
+            competition.id, file, f"AGENT-K mission {state.mission_id} [key:{key}]", key
         )
         failpoint("submission.after_submit")
         deps.store.update_submission(state.mission_id, key, platform_submission_id=submitted.id, status="submitted")
         return submitted, False
+
+    async def _rank(self, ctx: PhaseContext, competition: Competition, submitted: Submission) -> None:
+        """Rank, percentile and medal from the live leaderboard, where our team is found by its name."""
+        state, platform = ctx.state, ctx.deps.platform
+        team = submitted.team or platform.team
+        place = team_standing(await platform.leaderboard(competition.id), team, maximize=competition.maximize)
+        if place is None:
+            self.emit(ctx, Log(message=f"team '{team}' is not on the leaderboard of {competition.id} yet"))
+            return
+        state.final_rank, state.teams = place.rank, place.teams
+        state.percentile, state.medal = place.percentile, place.medal

@@ -1,0 +1,231 @@
+"""`KaggleAdapter`: the `PlatformAdapter` protocol over Kaggle's public competitions API.
+
+Data is downloaded once per competition into a cache under AGENT_K_HOME (extracted safely, then arranged in
+the local platform's layout), so a mission's Discovery looks the same on both platforms.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_k._blocking import run_blocking
+from agent_k.platforms.archive import safe_extract
+from agent_k.platforms.base import (
+    Competition,
+    Criteria,
+    LeaderboardEntry,
+    MetricName,
+    PlatformError,
+    Submission,
+    SubmissionStatus,
+)
+from agent_k.platforms.kaggle.client import KaggleClient, OutcomeUnknown
+from agent_k.platforms.kaggle.layout import arrange, metric_from_kaggle, task_hint
+
+PUBLIC_FILES = ("train.csv", "test.csv", "sample_submission.csv", "description.md", "competition.json")
+MAX_PAGES = 20
+
+
+class KaggleAdapter:
+    name = "kaggle"
+
+    def __init__(self, client: KaggleClient, cache: Path, *, max_data_bytes: int, team: str | None = None) -> None:
+        self.client = client
+        self.cache = cache
+        self.max_data_bytes = max_data_bytes
+        self.team = team or client.credentials.username
+        """Our name on leaderboards; each submission's own `teamName` is preferred when Kaggle reports it."""
+
+    # -- competitions ------------------------------------------------------------------------------
+
+    async def list_competitions(self, criteria: Criteria | None = None) -> list[Competition]:
+        """Competitions Kaggle finds for the criteria's words, those we can score only (their task is a hint)."""
+        words = [criteria.competition] if criteria and criteria.competition else (criteria.keywords if criteria else [])
+        found = []
+        async for item in self._pages("ListCompetitions", {"search": " ".join(words)}, "competitions"):
+            metric = metric_from_kaggle(str(item.get("evaluationMetric", "")))
+            if metric is not None and not item.get("isKernelsSubmissionsOnly"):
+                found.append(_listing(item, metric))
+        return found
+
+    async def get_competition(self, competition_id: str) -> Competition:
+        """The competition as its files describe it (downloading them on first use) plus Kaggle's live limits."""
+        meta = await self.metadata(competition_id)
+        public = self.cache / competition_id / "public"
+        if not (public / "competition.json").exists():
+            await self._fetch(competition_id, meta, public)
+        spec = Competition.model_validate_json((public / "competition.json").read_text())
+        return spec.model_copy(update={"max_daily_submissions": meta.get("maxDailySubmissions") or None})
+
+    async def data_files(self, competition_id: str) -> list[dict[str, Any]]:
+        """Kaggle's file list: name, totalBytes, creationDate."""
+        body = {"competitionName": competition_id}
+        return [f async for f in self._pages("ListDataFiles", body, "files", competition=competition_id)]
+
+    async def download_data(self, competition_id: str, dest: Path) -> list[Path]:
+        await self.get_competition(competition_id)
+        dest.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name in PUBLIC_FILES:
+            shutil.copyfile(self.cache / competition_id / "public" / name, dest / name)
+            paths.append(dest / name)
+        return paths
+
+    async def metadata(self, competition_id: str) -> dict[str, Any]:
+        """Kaggle's `ApiCompetition` record (title, evaluationMetric, deadline, maxDailySubmissions, …)."""
+        return await self.client.call("GetCompetition", {"competitionName": competition_id}, competition=competition_id)
+
+    async def _fetch(self, competition_id: str, meta: dict[str, Any], public: Path) -> None:
+        """Download, check and arrange the data in a private folder, then move it into the cache at once."""
+        listed = sum(int(f.get("totalBytes") or 0) for f in await self.data_files(competition_id))
+        if listed > self.max_data_bytes:
+            raise PlatformError(
+                f"the data of '{competition_id}' is {listed:,} bytes, over the {self.max_data_bytes:,}-byte cap "
+                "(AGENT_K_KAGGLE_MAX_DATA_BYTES)"
+            )
+        work = self.cache / f".{competition_id}-{uuid.uuid4().hex[:8]}"
+        work.mkdir(parents=True)
+        try:
+            archive = await self.client.download(
+                "DownloadDataFiles",
+                {"competitionName": competition_id},
+                work / "data.zip",
+                competition=competition_id,
+                max_bytes=self.max_data_bytes,
+            )
+            await run_blocking(safe_extract, archive, work / "raw", max_bytes=self.max_data_bytes)
+            await run_blocking(arrange, meta, competition_id, work / "raw", work / "public")
+            public.parent.mkdir(parents=True, exist_ok=True)
+            if not public.exists():  # another process may have won the race; its copy is as good
+                (work / "public").rename(public)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    # -- submissions -------------------------------------------------------------------------------
+
+    async def submit(self, competition_id: str, file: Path, message: str, idempotency_key: str) -> Submission:
+        """Ask for an upload URL, upload the file, then create the submission (never created twice)."""
+        upload = await self.client.call(
+            "StartSubmissionUpload",
+            {
+                "competitionName": competition_id,
+                "contentLength": file.stat().st_size,
+                "lastModifiedEpochSeconds": int(file.stat().st_mtime),
+                "fileName": file.name,
+            },
+            competition=competition_id,
+        )
+        await self.client.upload(str(upload["createUrl"]), file)
+        body = {"competitionName": competition_id, "blobFileTokens": upload["token"], "submissionDescription": message}
+        try:
+            created = await self.client.call("CreateSubmission", body, competition=competition_id, idempotent=False)
+        except OutcomeUnknown:
+            for existing in await self.list_submissions(competition_id):
+                if idempotency_key in existing.description:
+                    return existing
+            raise
+        return Submission(
+            id=str(created["ref"]),
+            competition_id=competition_id,
+            created_at=datetime.now(UTC),
+            description=message,
+            status=SubmissionStatus.pending,
+        )
+
+    async def get_submission(self, competition_id: str, submission_id: str) -> Submission:
+        item = await self.client.call("GetSubmission", {"ref": int(submission_id)}, competition=competition_id)
+        return _submission(competition_id, item)
+
+    async def list_submissions(self, competition_id: str) -> list[Submission]:
+        body = {"competitionName": competition_id, "sortBy": "SUBMISSION_SORT_BY_DATE", "group": "SUBMISSION_GROUP_ALL"}
+        pages = self._pages("ListSubmissions", body, "submissions", competition=competition_id)
+        return [_submission(competition_id, item) async for item in pages]
+
+    async def leaderboard(self, competition_id: str) -> list[LeaderboardEntry]:
+        """The live leaderboard: private scores once the competition has ended, public ones before."""
+        meta = await self.metadata(competition_id)
+        deadline = _parse_time(meta.get("deadline"))
+        final = deadline is not None and deadline < datetime.now(UTC)
+        entries = []
+        body = {"competitionName": competition_id}
+        async for row in self._pages("GetLeaderboard", body, "submissions", competition=competition_id):
+            score = _score(row.get("score"))
+            entries.append(
+                LeaderboardEntry(
+                    team=str(row.get("teamName", "")),
+                    public_score=None if final else score,
+                    private_score=score if final else None,
+                    reference=False,
+                )
+            )
+        return entries
+
+    async def _pages(
+        self, method: str, body: dict[str, Any], key: str, *, competition: str | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        token = ""
+        for _ in range(MAX_PAGES):
+            request = {**body, "pageSize": 100, "pageToken": token}
+            page = await self.client.call(method, request, competition=competition)
+            for item in page.get(key) or []:
+                yield item
+            token = str(page.get("nextPageToken") or "")
+            if not token:
+                return
+
+
+def _listing(item: dict[str, Any], metric: MetricName) -> Competition:
+    slug = str(item.get("ref", "")).rstrip("/").rsplit("/", 1)[-1]
+    return Competition(
+        id=slug,
+        title=str(item.get("title") or slug),
+        description=str(item.get("description") or ""),
+        task=task_hint(metric),
+        metric=metric,
+        target="",
+        source="kaggle",
+        tags=[str(t.get("name", "")) if isinstance(t, dict) else str(t) for t in item.get("tags") or []],
+        url=f"https://www.kaggle.com/competitions/{slug}",
+        max_daily_submissions=item.get("maxDailySubmissions") or None,
+    )
+
+
+def _submission(competition_id: str, item: dict[str, Any]) -> Submission:
+    status = str(item.get("status", "")).lower()
+    return Submission(
+        id=str(item["ref"]),
+        competition_id=competition_id,
+        created_at=_parse_time(item.get("date")) or datetime.now(UTC),
+        description=str(item.get("description") or ""),
+        status=SubmissionStatus.complete
+        if "complete" in status
+        else SubmissionStatus.error
+        if "error" in status
+        else SubmissionStatus.pending,
+        public_score=_score(item.get("publicScore")),
+        private_score=_score(item.get("privateScore")),
+        error=str(item.get("errorDescription") or "") or None,
+        team=str(item.get("teamName") or "") or None,
+    )
+
+
+def _score(value: Any) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
