@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from agent_k.platforms.archive import UnsafeArchive, safe_extract
-from agent_k.platforms.base import Submission, SubmissionStatus
+from agent_k.platforms.base import Submission, SubmissionStatus, TaskType
 from agent_k.platforms.kaggle import (
     CredentialsMissing,
     KaggleAdapter,
@@ -28,6 +28,7 @@ from agent_k.platforms.kaggle import (
     load_credentials,
 )
 from agent_k.platforms.kaggle.client import OutcomeUnknown
+from agent_k.platforms.kaggle.layout import UnsupportedCompetition, arrange
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submissions import QuotaExhausted, check_quota, daily_limit, wait_for_score
@@ -258,3 +259,34 @@ def test_platform_refusals_read_as_what_to_do(fake: FakeKaggle, kaggle_url: str,
             assert not list(tmp_path.rglob("escape.txt")) and not (tmp_path / "data").exists()
 
     asyncio.run(scenario())
+
+
+def test_the_target_and_id_are_read_off_kaggle_files(tmp_path: Path) -> None:
+    raw = tmp_path / "raw" / "data"
+    raw.mkdir(parents=True)
+    (raw / "train.csv").write_text("PassengerId,Age,Survived\n1,22,0\n2,38,1\n3,26,1\n")
+    (raw / "test.csv").write_text("PassengerId,Age\n4,35\n5,54\n")
+    (raw / "gender_submission.csv").write_text("PassengerId,Survived\n4,0\n5,1\n")
+    auc = {"title": "Titanic", "evaluationMetric": "Area Under Receiver Operating Characteristic Curve"}
+    spec = arrange(auc, "titanic", tmp_path / "raw", tmp_path / "public")
+    expected = (TaskType.binary, "Survived", "PassengerId", ["0", "1"])
+    assert (spec.task, spec.target, spec.id_column, spec.classes) == expected
+    assert sorted(p.name for p in (tmp_path / "public").iterdir()) == [
+        "competition.json",
+        "description.md",
+        "sample_submission.csv",
+        "test.csv",
+        "train.csv",
+    ]
+
+    probs = tmp_path / "probs"
+    probs.mkdir()
+    (probs / "train.csv").write_text("id,x,label\n1,0.1,cat\n2,0.5,dog\n3,0.9,bird\n")
+    (probs / "test.csv").write_text("id,x\n4,0.2\n")
+    (probs / "sample_submission.csv").write_text("id,bird,cat,dog\n4,0.3,0.3,0.4\n")
+    spec = arrange({"evaluationMetric": "Multi-class Log Loss"}, "animals", probs, tmp_path / "animals")
+    assert (spec.task, spec.target, spec.classes) == (TaskType.multiclass, "label", ["bird", "cat", "dog"])
+
+    with pytest.raises(UnsupportedCompetition, match="scored by 'Root Mean Squared Logarithmic Error'"):
+        arrange({"evaluationMetric": "Root Mean Squared Logarithmic Error"}, "x", probs, tmp_path / "x")
+    assert not (tmp_path / "x").exists()

@@ -25,7 +25,7 @@ from agent_k.platforms.base import (
     SubmissionStatus,
 )
 from agent_k.platforms.kaggle.client import KaggleClient, OutcomeUnknown
-from agent_k.platforms.kaggle.layout import arrange, metric_from_kaggle, task_hint
+from agent_k.platforms.kaggle.layout import arrange, metric_from_kaggle, tag_names, task_hint
 
 PUBLIC_FILES = ("train.csv", "test.csv", "sample_submission.csv", "description.md", "competition.json")
 MAX_PAGES = 20
@@ -189,7 +189,7 @@ def _listing(item: dict[str, Any], metric: MetricName) -> Competition:
         metric=metric,
         target="",
         source="kaggle",
-        tags=[str(t.get("name", "")) if isinstance(t, dict) else str(t) for t in item.get("tags") or []],
+        tags=tag_names(item),
         url=f"https://www.kaggle.com/competitions/{slug}",
         max_daily_submissions=item.get("maxDailySubmissions") or None,
     )

@@ -47,6 +47,11 @@ def metric_from_kaggle(name: str) -> MetricName | None:
     return next((metric for needle, metric in _METRIC_NAMES if needle in text), None)
 
 
+def tag_names(meta: dict[str, Any]) -> list[str]:
+    """Kaggle's tags are `ApiCategory` objects; we keep their names."""
+    return [str(t.get("name", "")) if isinstance(t, dict) else str(t) for t in meta.get("tags") or []]
+
+
 def task_hint(metric: MetricName) -> TaskType:
     """A listing's best guess before the files are read (Kaggle's metadata has no task)."""
     if metric in REGRESSION_METRICS:
@@ -89,7 +94,7 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
         n_test=len(test),
         n_features=len([c for c in train.columns if c not in (id_column, target)]),
         source="kaggle",
-        tags=[str(t.get("name", t)) if isinstance(t, dict) else str(t) for t in meta.get("tags", [])],
+        tags=tag_names(meta),
         url=f"https://www.kaggle.com/competitions/{slug}",
         max_daily_submissions=meta.get("maxDailySubmissions") or None,
     )
