@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from agent_k.platforms.archive import UnsafeArchive, safe_extract
-from agent_k.platforms.base import Submission, SubmissionStatus, TaskType
+from agent_k.platforms.base import CompetitionNotFound, Submission, SubmissionStatus, TaskType
 from agent_k.platforms.kaggle import (
     CredentialsMissing,
     KaggleAdapter,
@@ -246,6 +246,8 @@ def test_platform_refusals_read_as_what_to_do(fake: FakeKaggle, kaggle_url: str,
             assert str(refused.value).endswith(
                 "accept the competition rules at https://www.kaggle.com/competitions/titanic/rules"
             )
+            with pytest.raises(CompetitionNotFound, match=r"unknown competition '\.\./penguins'"):
+                await kaggle.download_data("../penguins", tmp_path / "data")
             wrong = _adapter(fake, kaggle_url, http, tmp_path / "cache", key="not-the-key")
             with pytest.raises(KaggleAuthError, match="rejected the credentials from environment") as denied:
                 await wrong.list_competitions()

@@ -6,6 +6,7 @@ the local platform's layout), so a mission's Discovery looks the same on both pl
 
 from __future__ import annotations
 
+import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from agent_k._blocking import run_blocking
 from agent_k.platforms.archive import safe_extract
 from agent_k.platforms.base import (
     Competition,
+    CompetitionNotFound,
     Criteria,
     LeaderboardEntry,
     MetricName,
@@ -27,6 +29,7 @@ from agent_k.platforms.base import (
 from agent_k.platforms.kaggle.client import KaggleClient, OutcomeUnknown
 from agent_k.platforms.kaggle.layout import arrange, metric_from_kaggle, tag_names, task_hint
 
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
 PUBLIC_FILES = ("train.csv", "test.csv", "sample_submission.csv", "description.md", "competition.json")
 MAX_PAGES = 20
 
@@ -78,6 +81,8 @@ class KaggleAdapter:
 
     async def metadata(self, competition_id: str) -> dict[str, Any]:
         """Kaggle's `ApiCompetition` record (title, evaluationMetric, deadline, maxDailySubmissions, …)."""
+        if not _SLUG.match(competition_id):  # it names a cache folder too: no path tricks reach the disk
+            raise CompetitionNotFound(competition_id, [])
         return await self.client.call("GetCompetition", {"competitionName": competition_id}, competition=competition_id)
 
     async def _fetch(self, competition_id: str, meta: dict[str, Any], public: Path) -> None:
