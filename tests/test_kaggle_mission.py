@@ -3,6 +3,7 @@ across `kill -9` before and after the submit call, the daily quota, and no crede
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import Iterator
@@ -121,3 +122,19 @@ def test_a_kaggle_mission_submits_exactly_once_through_crashes_and_the_quota(hom
     assert kaggle.key not in outputs
     leaks = [p for p in home.rglob("*") if p.is_file() and kaggle.key.encode() in p.read_bytes()]
     assert leaks == []
+
+
+def test_a_worker_without_credentials_leaves_a_kaggle_mission_queued(settings: Settings, store: Store) -> None:
+    from agent_k.mission.runner import MissionRunner, MissionSpec
+    from agent_k.platforms.base import Criteria
+    from agent_k.worker import Worker
+
+    MissionRunner(settings, store).create(
+        "queued-kaggle", MissionSpec(criteria=Criteria(competition="titanic"), platform="kaggle"), queue=True
+    )
+    worker = Worker(settings, store)
+    assert asyncio.run(worker.run_one()) == "queued-kaggle"
+    row = store.get_mission("queued-kaggle")
+    assert row is not None and (row.status, row.lease_owner) == ("queued", None)  # for a worker that has them
+    assert store.last_snapshot("queued-kaggle") is None
+    assert asyncio.run(worker.run_one()) is None  # not claimed again by this one

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -109,6 +110,17 @@ class LeaderboardEntry(BaseModel):
     public_score: float | None
     private_score: float | None
     reference: bool = True
+
+
+PUBLIC_FILES = ("train.csv", "test.csv", "sample_submission.csv", "description.md", "competition.json")
+"""The public folder every platform hands a mission (hidden labels are never among them)."""
+
+
+def copy_public_files(public: Path, dest: Path) -> list[Path]:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in PUBLIC_FILES:
+        shutil.copyfile(public / name, dest / name)
+    return [dest / name for name in PUBLIC_FILES]
 
 
 class PlatformError(Exception):

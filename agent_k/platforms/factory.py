@@ -30,9 +30,9 @@ def check_platform(name: str, settings: Settings) -> None:
 
 def open_platform(name: str, settings: Settings, http: httpx.AsyncClient) -> PlatformAdapter:
     """The adapter for `name`; the Kaggle one sends its requests through `http`."""
-    check_platform(name, settings)
     if name == "kaggle":
         return open_kaggle(settings, http)
+    check_platform(name, settings)
     from agent_k.platforms.local import LocalPlatform
 
     return LocalPlatform(settings.competitions_dir)
@@ -51,11 +51,11 @@ async def verify_competition(name: str, competition_id: str, settings: Settings)
     """Raise `PlatformError` (`CompetitionNotFound`, missing credentials, …) unless the competition exists.
 
     Cheap on both platforms: nothing is downloaded or materialised."""
-    check_platform(name, settings)
     if name == "kaggle":
         async with httpx.AsyncClient(timeout=30.0) as http:
             await open_kaggle(settings, http).metadata(competition_id)
         return
+    check_platform(name, settings)
     from agent_k.platforms.local import LocalPlatform
 
     LocalPlatform(settings.competitions_dir).check_known(competition_id)

@@ -22,6 +22,15 @@ class QuotaExhausted(Exception):
         self.used, self.limit, self.resets_at = used, limit, resets_at
 
 
+def description(mission_id: str, key: str) -> str:
+    """What a submission says about itself: the key lets a resumed mission find it on the platform."""
+    return f"AGENT-K mission {mission_id} [key:{key}]"
+
+
+def find_by_key(submissions: list[Submission], key: str) -> Submission | None:
+    return next((s for s in submissions if f"[key:{key}]" in s.description), None)
+
+
 def daily_limit(platform: str, configured: int | None, competition_limit: int | None) -> int | None:
     """The setting wins; then the competition's own limit; Kaggle falls back to its usual 5, local has none."""
     if configured is not None:

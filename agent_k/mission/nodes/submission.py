@@ -18,7 +18,14 @@ from agent_k.mission.state import MissionResult, Phase
 from agent_k.platforms.base import Competition, InvalidSubmission, Submission, SubmissionStatus
 from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submission_format import read_submission
-from agent_k.platforms.submissions import QuotaExhausted, check_quota, daily_limit, wait_for_score
+from agent_k.platforms.submissions import (
+    QuotaExhausted,
+    check_quota,
+    daily_limit,
+    description,
+    find_by_key,
+    wait_for_score,
+)
 
 SCORE_WAIT_SHARE = 0.06
 """Scoring may be waited for until 106% of the budget (the contract allows 110%)."""
@@ -102,18 +109,14 @@ class SubmissionNode(PhaseNode):
         if record.platform_submission_id:
             return await deps.platform.get_submission(competition.id, record.platform_submission_id), True
         existing = await deps.platform.list_submissions(competition.id)
-        for submission in existing:
-            if f"[key:{key}]" in submission.description:
-                deps.store.update_submission(
-                    state.mission_id, key, platform_submission_id=submission.id, status="submitted"
-                )
-                return submission, True
+        adopted = find_by_key(existing, key)
+        if adopted is not None:
+            deps.store.update_submission(state.mission_id, key, platform_submission_id=adopted.id, status="submitted")
+            return adopted, True
         limit = daily_limit(deps.platform.name, deps.settings.daily_submissions, competition.max_daily_submissions)
         check_quota(existing, limit)
         failpoint("submission.before_submit")
-        submitted = await deps.platform.submit(
-            competition.id, file, f"AGENT-K mission {state.mission_id} [key:{key}]", key
-        )
+        submitted = await deps.platform.submit(competition.id, file, description(state.mission_id, key), key)
         failpoint("submission.after_submit")
         deps.store.update_submission(state.mission_id, key, platform_submission_id=submitted.id, status="submitted")
         return submitted, False

@@ -25,12 +25,13 @@ from agent_k.platforms.base import (
     PlatformError,
     Submission,
     SubmissionStatus,
+    copy_public_files,
 )
 from agent_k.platforms.kaggle.client import KaggleClient, OutcomeUnknown
 from agent_k.platforms.kaggle.layout import arrange, metric_from_kaggle, tag_names, task_hint
+from agent_k.platforms.submissions import find_by_key
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
-PUBLIC_FILES = ("train.csv", "test.csv", "sample_submission.csv", "description.md", "competition.json")
 MAX_PAGES = 20
 
 
@@ -71,13 +72,10 @@ class KaggleAdapter:
         return [f async for f in self._pages("ListDataFiles", body, "files", competition=competition_id)]
 
     async def download_data(self, competition_id: str, dest: Path) -> list[Path]:
-        await self.get_competition(competition_id)
-        dest.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name in PUBLIC_FILES:
-            shutil.copyfile(self.cache / competition_id / "public" / name, dest / name)
-            paths.append(dest / name)
-        return paths
+        public = self.cache / competition_id / "public"
+        if not _SLUG.match(competition_id) or not (public / "competition.json").exists():
+            await self.get_competition(competition_id)
+        return copy_public_files(public, dest)
 
     async def metadata(self, competition_id: str) -> dict[str, Any]:
         """Kaggle's `ApiCompetition` record (title, evaluationMetric, deadline, maxDailySubmissions, …)."""
@@ -130,10 +128,10 @@ class KaggleAdapter:
         try:
             created = await self.client.call("CreateSubmission", body, competition=competition_id, idempotent=False)
         except OutcomeUnknown:
-            for existing in await self.list_submissions(competition_id):
-                if idempotency_key in existing.description:
-                    return existing
-            raise
+            adopted = find_by_key(await self.list_submissions(competition_id), idempotency_key)
+            if adopted is None:
+                raise
+            return adopted
         return Submission(
             id=str(created["ref"]),
             competition_id=competition_id,
@@ -201,22 +199,25 @@ def _listing(item: dict[str, Any], metric: MetricName) -> Competition:
 
 
 def _submission(competition_id: str, item: dict[str, Any]) -> Submission:
-    status = str(item.get("status", "")).lower()
     return Submission(
         id=str(item["ref"]),
         competition_id=competition_id,
         created_at=_parse_time(item.get("date")) or datetime.now(UTC),
         description=str(item.get("description") or ""),
-        status=SubmissionStatus.complete
-        if "complete" in status
-        else SubmissionStatus.error
-        if "error" in status
-        else SubmissionStatus.pending,
+        status=_status(str(item.get("status", ""))),
         public_score=_score(item.get("publicScore")),
         private_score=_score(item.get("privateScore")),
         error=str(item.get("errorDescription") or "") or None,
         team=str(item.get("teamName") or "") or None,
     )
+
+
+def _status(value: str) -> SubmissionStatus:
+    """Kaggle's enum names (`COMPLETE`, `SUBMISSION_STATUS_ERROR`, …) in our three states."""
+    for status in (SubmissionStatus.complete, SubmissionStatus.error):
+        if status.value in value.lower():
+            return status
+    return SubmissionStatus.pending
 
 
 def _score(value: Any) -> float | None:

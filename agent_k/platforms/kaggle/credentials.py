@@ -5,6 +5,7 @@ The key is a `SecretStr` from the moment it is read: it reaches the wire as HTTP
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -35,6 +36,13 @@ class KaggleCredentials:
         return httpx.BasicAuth(self.username, self.key.get_secret_value())
 
 
+@functools.cache
+def _warn_if_shared(path: Path, mode: int) -> None:
+    """Once per file and mode: a CLI run reads the credentials more than once (check, then open)."""
+    if mode & 0o077:
+        log.warning("%s is readable by other users; restrict it with: chmod 600 %s", path, path)
+
+
 def config_file(env: Mapping[str, str]) -> Path:
     folder = env.get("KAGGLE_CONFIG_DIR") or str(Path("~/.kaggle").expanduser())
     return Path(folder) / "kaggle.json"
@@ -52,8 +60,7 @@ def load_credentials(env: Mapping[str, str] | None = None) -> KaggleCredentials:
         missing = "KAGGLE_KEY" if username else "KAGGLE_USERNAME" if key else "KAGGLE_USERNAME and KAGGLE_KEY"
         note = f" ({given} is set)" if given else ""
         raise CredentialsMissing(f"Kaggle credentials missing: set {missing}{note}, or create {path}")
-    if path.stat().st_mode & 0o077:
-        log.warning("%s is readable by other users; restrict it with: chmod 600 %s", path, path)
+    _warn_if_shared(path, path.stat().st_mode)
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:

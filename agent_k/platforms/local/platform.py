@@ -27,13 +27,13 @@ from agent_k.platforms.base import (
     PlatformError,
     Submission,
     SubmissionStatus,
+    copy_public_files,
 )
 from agent_k.platforms.local import materialise
 from agent_k.platforms.local.catalog import BUILTINS
 from agent_k.platforms.submission_format import read_submission
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-PUBLIC_FILES = ("train.csv", "test.csv", "sample_submission.csv", "description.md", "competition.json")
 
 
 class LocalPlatform:
@@ -165,13 +165,7 @@ class LocalPlatform:
 
     async def download_data(self, competition_id: str, dest: Path) -> list[Path]:
         await self.get_competition(competition_id)
-        dest.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name in PUBLIC_FILES:
-            target = dest / name
-            shutil.copyfile(self._folder(competition_id) / "public" / name, target)
-            paths.append(target)
-        return paths
+        return copy_public_files(self._folder(competition_id) / "public", dest)
 
     async def submit(self, competition_id: str, file: Path, message: str, idempotency_key: str) -> Submission:
         spec = await self.get_competition(competition_id)
