@@ -9,6 +9,9 @@ from pathlib import Path
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
+"""The longest mission anyone may ask for, wherever they ask (CLI, API, AGENT_K_TIME_BUDGET)."""
+
 
 class Settings(BaseSettings):
     """Everything a mission needs to know about its environment; built once per process."""
@@ -17,7 +20,7 @@ class Settings(BaseSettings):
 
     home: Path = Field(default_factory=lambda: Path.home() / ".agent-k")
     database_url: str | None = None
-    time_budget: float = Field(default=120.0, gt=0)
+    time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S)
     workers: int = Field(default=0, ge=0, description="parallel candidate evaluations; 0 means one per core")
     executor: str | None = Field(default=None, description="'local' or tcp://HOST:PORT of a Dask scheduler")
     candidate_memory_mb: int = Field(default=4096, ge=256)

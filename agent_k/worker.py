@@ -45,7 +45,7 @@ class Worker:
         except MissionError as exc:  # e.g. not resumable: leave it to a person (`agent-k resume`)
             log.warning("mission %s: %s", mission_id, exc)
             self._unrunnable.add(mission_id)
-            self.store.release_lease(mission_id, self.owner)
+            await asyncio.to_thread(self.store.release_lease, mission_id, self.owner)
         finally:
             evaluator.close()
         return mission_id

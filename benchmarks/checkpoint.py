@@ -67,7 +67,7 @@ def time_each(step: Callable[[int], object], steps: int) -> list[float]:
 def bench_store(url: str, state_json: str, steps: int) -> list[float]:
     store = Store.open(url)
     mission = f"bench-{uuid.uuid4().hex[:8]}"
-    store.create_mission(mission, competition="penguins", platform="local", mode="workflow", budget_s=120, options={})
+    store.create_mission(mission, competition="penguins", platform="local", mode="workflow", budget_s=120, options="{}")
     previous: list[int | None] = [None]
     seq = [0]
 

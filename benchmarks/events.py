@@ -36,17 +36,19 @@ MISSION = "fanout"
 
 def _emit(url: str, events: int, rate: float) -> None:
     store = Store.open(url)
-    emitter = EventEmitter(store, MISSION)
-    started = time.perf_counter()
-    for i in range(events):
-        if rate:
-            delay = started + i / rate - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-        emitter.emit(Log(level="info", message=f"event {i}"))
-    emitter.emit(
-        MissionCompleted(cv_score=None, public_score=None, private_score=None, rank=None, medal=None, elapsed_s=0)
-    )
+
+    async def emit_all() -> None:
+        emitter = await EventEmitter.open(store, MISSION)
+        started = time.perf_counter()
+        for i in range(events):
+            if rate:
+                delay = started + i / rate - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            await emitter.emit(Log(level="info", message=f"event {i}"))
+        await emitter.emit(MissionCompleted(elapsed_s=0))
+
+    asyncio.run(emit_all())
     store.close()
 
 
@@ -98,7 +100,7 @@ def main() -> None:
     url = args.database_url or f"sqlite:///{home / 'agent_k.db'}"
     store = Store.open(url)
     store.create_mission(
-        MISSION, competition=None, platform="local", mode="workflow", budget_s=1, options={}, status="running"
+        MISSION, competition=None, platform="local", mode="workflow", budget_s=1, options="{}", status="running"
     )
     port = _free_port()
     env = {**os.environ, "AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": url}

@@ -21,12 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from agent_k.ml import metrics
-from agent_k.ml.preprocess import as_object_strings, make_preprocessor
-from agent_k.platforms.base import Competition, TaskType
+from agent_k.competition import Competition, TaskType, metrics
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.catalog import BUILTINS
-from agent_k.platforms.local.references import predict_frame
+from agent_k.platforms.local.references import as_object_strings, make_preprocessor, predict_frame
 
 FLAML_METRICS = {"accuracy": "accuracy", "logloss": "log_loss", "rmse": "rmse", "mae": "mae", "r2": "r2"}
 

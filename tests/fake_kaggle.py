@@ -39,7 +39,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 
-from agent_k.platforms.base import InvalidSubmission
+from agent_k.competition import InvalidSubmission
 from agent_k.platforms.local import LocalPlatform
 
 KAGGLE_METRIC_NAMES = {

@@ -13,10 +13,12 @@ from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from agent_k.competition import Criteria
 from agent_k.config import Settings
-from agent_k.mission.runner import MissionRunner, MissionSpec
-from agent_k.mission.state import MissionResult, Mode
-from agent_k.platforms.base import Criteria
+from agent_k.mission.launch import MissionSpec
+from agent_k.mission.phases import Mode
+from agent_k.mission.runner import MissionRunner
+from agent_k.mission.state import MissionResult
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import run_cli
@@ -40,8 +42,8 @@ def _mission(
 ) -> MissionResult:
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), model=model)
     criteria = criteria or Criteria(competition="penguins")
-    spec = MissionSpec(criteria=criteria, mode=mode, time_budget=budget, model="function")
-    runner.create("agentic", spec)
+    spec = MissionSpec(mission_id="agentic", criteria=criteria, mode=mode, time_budget=budget, model="function")
+    runner.create(spec)
     return asyncio.run(runner.run("agentic"))
 
 
@@ -161,7 +163,7 @@ def test_the_lobbyist_ranks_the_eligible_competitions(sqlite_store: tuple[Settin
 
 def test_the_cli_refuses_a_model_it_cannot_use_before_writing_anything(home: Path) -> None:
     for args, message in (
-        (["--mode", "agent"], "--mode agent needs a model"),
+        (["--mode", "agent"], "mode 'agent' needs a model"),
         (["--model", "anthropic:claude-sonnet-4-5"], "pip install 'agent-k[anthropic]'"),
         (["--model", "nosuch:model"], "Unknown model"),
     ):
@@ -194,8 +196,14 @@ def test_the_evolvers_code_edit_is_measured_by_our_cv_not_by_its_claims(sqlite_s
         return ModelResponse(parts=[ToolCallPart(output, {"proposals": proposals, "cv_score": 0.9999})])
 
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), model=FunctionModel(evolver))
-    spec = MissionSpec(criteria=Criteria(competition="penguins"), mode=Mode.auto, time_budget=30, model="function")
-    runner.create("agentic", spec)
+    spec = MissionSpec(
+        mission_id="agentic",
+        criteria=Criteria(competition="penguins"),
+        mode=Mode.auto,
+        time_budget=30,
+        model="function",
+    )
+    runner.create(spec)
     result = asyncio.run(runner.run("agentic"))
     assert result.success, result.detail
 

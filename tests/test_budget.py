@@ -1,9 +1,12 @@
-"""The time budget: warnings at 80% of a phase, phases that end with what they have, and ≤ +10% overall."""
+"""The time budget: the clock, warnings at 80% of a phase, phases that end with what they have, ≤ +10% overall,
+and a hard stop that holds even while another process locks the database."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,33 +14,48 @@ from pathlib import Path
 import pytest
 from pydantic_graph import End
 
+from agent_k.competition import Criteria
 from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.mission.budget import BudgetClock
+from agent_k.mission.launch import MissionSpec
 from agent_k.mission.liveness import warn_budget
 from agent_k.mission.nodes import PhaseNode
 from agent_k.mission.nodes.base import PhaseContext
-from agent_k.mission.nodes.discovery import rank_competitions
-from agent_k.mission.runner import MissionRunner, MissionSpec
-from agent_k.mission.state import BudgetLedger, MissionResult, MissionState, Phase
-from agent_k.platforms.base import Criteria, TaskType
+from agent_k.mission.phases import Phase
+from agent_k.mission.runner import MissionRunner
+from agent_k.mission.state import BudgetLedger, MissionResult, MissionState
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
 
+def test_the_budget_clock_carries_time_across_processes() -> None:
+    ledger = BudgetLedger(total_s=100, spent_s={Phase.discovery: 4.0, Phase.research: 10.0})
+    clock = BudgetClock(ledger)
+    assert clock.elapsed() == 14.0
+    assert clock.remaining(Phase.research) == 1.0  # research must end at 15% of 100 s
+    clock.start_step(Phase.prototype)
+    time.sleep(0.05)
+    assert clock.elapsed() > 14.0
+    clock.end_step()
+    assert ledger.spent_s[Phase.prototype] >= 0.05
+    assert clock.allowance(Phase.prototype) == 35.0 - 14.0
+    assert abs(clock.hard_remaining() - (108.0 - ledger.elapsed_s)) < 1e-9
+
+
 def test_a_budget_warning_fires_once_at_80_percent_of_a_phase(store: Store) -> None:
-    store.create_mission("warn", competition=None, platform="local", mode="workflow", budget_s=100, options={})
+    store.create_mission("warn", competition=None, platform="local", mode="workflow", budget_s=100, options="{}")
     state = MissionState(mission_id="warn", current_phase=Phase.research, budget=BudgetLedger(total_s=100))
     state.budget.phase_started_at_s[Phase.research] = 5.0  # research may run until 15 s: a 10 s allowance
-    clock, emitter = BudgetClock(state.budget), EventEmitter(store, "warn")
+    clock, emitter = BudgetClock(state.budget), EventEmitter(store, "warn", last_seq=0)
 
     state.budget.spent_s[Phase.discovery], state.budget.spent_s[Phase.research] = 5.0, 7.9
-    warn_budget(state, clock, emitter)
+    asyncio.run(warn_budget(state, clock, emitter))
     assert store.events_after("warn") == []
 
     state.budget.spent_s[Phase.research] = 8.0
-    warn_budget(state, clock, emitter)
-    warn_budget(state, clock, emitter)
+    asyncio.run(warn_budget(state, clock, emitter))
+    asyncio.run(warn_budget(state, clock, emitter))
     [warning] = store.events_after("warn")
     assert warning.type == "budget.warning" and warning.phase == "research"
     assert json.loads(warning.payload) == {"type": "budget.warning", "used_s": 8.0, "allowed_s": 10.0}
@@ -49,7 +67,7 @@ def test_a_tight_budget_still_submits_and_never_overruns(home: Path, tmp_path: P
     settings = Settings(home=home, database_url=url, workers=2)
     store = Store.open(url)
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
-    runner.create("tight", MissionSpec(criteria=Criteria(competition="digits"), time_budget=12))
+    runner.create(MissionSpec(mission_id="tight", criteria=Criteria(competition="digits"), time_budget=12))
     result = asyncio.run(runner.run("tight"))
     assert result.success, result.detail
     assert result.duration_s <= 12 * 1.1
@@ -60,35 +78,94 @@ def test_a_tight_budget_still_submits_and_never_overruns(home: Path, tmp_path: P
 
 @dataclass
 class SlowEntry(PhaseNode):
-    """Runs far past any budget; what follows the sleep must never happen."""
+    """Runs far past any budget, writing what happens to it into `<home>/slow-step`."""
 
     phase = Phase.discovery
 
     async def run(self, ctx: PhaseContext) -> End[MissionResult]:
-        await asyncio.sleep(60)
-        (ctx.deps.settings.home / "ran-past-the-budget").touch()
+        marker = ctx.deps.settings.home / "slow-step"
+        marker.write_text("started")
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            marker.write_text(f"cancelled after {ctx.deps.budget.elapsed():.2f}")
+            raise
+        marker.write_text("finished")
         return End(MissionResult.from_state(ctx.state))
 
 
 def test_a_step_that_overruns_the_budget_is_stopped(settings: Settings, store: Store) -> None:
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), phases=(SlowEntry,))
-    runner.create("slow", MissionSpec(criteria=Criteria(), time_budget=2))
-    started = time.monotonic()
+    runner.create(MissionSpec(mission_id="slow", criteria=Criteria(), time_budget=2))
     result = asyncio.run(runner.run("slow"))
     assert result.error == "budget_exceeded"
-    assert time.monotonic() - started < 2 * 1.1 + 1
-    time.sleep(0.2)
-    assert not (settings.home / "ran-past-the-budget").exists()
+    outcome, _, elapsed = (settings.home / "slow-step").read_text().partition(" after ")
+    assert outcome == "cancelled", "the step must be cancelled, not left running"
+    assert float(elapsed) <= 2 * 1.1
     [step] = store.snapshots("slow")
     assert step.status == "failed"
 
 
-def test_discovery_ranks_the_catalogue_by_criteria(home: Path) -> None:
-    platform = LocalPlatform(home / "competitions")
-    catalogue = asyncio.run(platform.list_competitions())
-    small_regression = rank_competitions(catalogue, Criteria(task=TaskType.regression, max_rows=1000))
-    assert [c.id for c in small_regression] == ["diabetes"]
-    by_keyword = rank_competitions(catalogue, Criteria(keywords=["digit"]))
-    assert by_keyword[0].id == "digits"
-    auc = rank_competitions(catalogue, Criteria(metric="auc"))
-    assert {c.id for c in auc} == {"titanic", "breast-cancer"} and auc[0].id == "breast-cancer"
+_HOLD_WRITE_LOCK = """
+import sqlite3, sys, time
+connection = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+connection.execute("BEGIN IMMEDIATE")  # the write lock: every other writer waits for it
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+connection.execute("COMMIT")
+"""
+
+
+def test_a_locked_database_stalls_neither_the_event_loop_nor_the_hard_stop(home: Path, tmp_path: Path) -> None:
+    """Once the step runs, another process takes SQLite's write lock for 5 s. The runner's writes (events, lease
+    renewals) wait for it in threads: the event loop keeps ticking, the heartbeat keeps its schedule, and the
+    hard budget stop cancels the step on time."""
+    database = tmp_path / "locked.db"
+    settings = Settings(home=home, database_url=f"sqlite:///{database}", workers=1, lease_ttl=1.5)  # beat: 0.5 s
+    store = Store.open(settings.resolved_database_url)
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), phases=(SlowEntry,))
+    runner.create(MissionSpec(mission_id="locked", criteria=Criteria(), time_budget=1.5))
+    renewals: list[float] = []
+    renew = store.renew_lease
+
+    def timed_renew(mission_id: str, owner: str, ttl: float) -> bool:
+        renewals.append(time.monotonic())  # when the heartbeat asks, whether or not the write can go through
+        return renew(mission_id, owner, ttl)
+
+    store.renew_lease = timed_renew  # type: ignore[method-assign]
+    marker = home / "slow-step"
+
+    async def lock_once_the_step_runs() -> float:
+        while not marker.exists():  # noqa: ASYNC110 (the step writes it; there is no event to wait on)
+            await asyncio.sleep(0.01)
+        locker = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _HOLD_WRITE_LOCK, str(database), "5", stdout=subprocess.PIPE
+        )
+        assert locker.stdout is not None and (await locker.stdout.readline()).strip() == b"locked"
+        locked_at = time.monotonic()
+        await locker.wait()
+        return locked_at
+
+    async def main() -> tuple[MissionResult, float, float]:
+        gaps, last = [0.0], time.monotonic()
+
+        async def tick() -> None:
+            nonlocal last
+            while True:
+                await asyncio.sleep(0.05)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        ticker, locking = asyncio.create_task(tick()), asyncio.create_task(lock_once_the_step_runs())
+        result = await runner.run("locked")
+        ticker.cancel()
+        return result, await locking, max(gaps)
+
+    result, locked_at, worst_gap = asyncio.run(main())
+    assert result.error == "budget_exceeded"
+    outcome, _, elapsed = marker.read_text().partition(" after ")
+    assert outcome == "cancelled" and float(elapsed) <= 1.5 * 1.1, "the hard stop fired on time"
+    assert worst_gap < 0.5, f"the event loop stalled for {worst_gap:.2f} s"
+    assert any(locked_at < t < locked_at + 5 for t in renewals), "the heartbeat beat while the lock was held"
+    store.close()

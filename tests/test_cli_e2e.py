@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_k.mission.state import Phase
+from agent_k.mission.phases import Phase
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import AGENT_K, run_cli
@@ -48,11 +48,12 @@ def _platform_submissions(home: Path, competition: str) -> list[object]:
     return list(asyncio.run(LocalPlatform(home / "competitions").list_submissions(competition)))
 
 
-def test_the_cli_imports_nothing_heavy() -> None:
-    heavy = ("sklearn", "pandas", "lightgbm", "pydantic_ai", "sqlalchemy")
-    code = f"import sys, agent_k.cli; print([m for m in {heavy!r} if m in sys.modules])"
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert completed.stdout.strip() == "[]"
+def test_the_cli_and_the_vocabulary_import_nothing_heavy() -> None:
+    heavy = ("sklearn", "pandas", "numpy", "lightgbm", "pydantic", "pydantic_ai", "sqlalchemy", "httpx")
+    for module in ("agent_k.cli", "agent_k.competition"):
+        code = f"import sys, {module}; print([m for m in {heavy!r} if m in sys.modules])"
+        completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert completed.stdout.strip() == "[]", module
 
 
 def test_an_unknown_competition_exits_2_with_one_line_and_writes_nothing(home: Path) -> None:

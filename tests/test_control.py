@@ -15,14 +15,16 @@ from pathlib import Path
 import pytest
 from pydantic_graph import End
 
+from agent_k.competition import Criteria
 from agent_k.config import Settings
 from agent_k.mission import control
+from agent_k.mission.launch import MissionSpec
 from agent_k.mission.nodes import PhaseNode
 from agent_k.mission.nodes.base import PhaseContext
-from agent_k.mission.runner import MissionRunner, MissionSpec
-from agent_k.mission.state import MissionResult, Phase
+from agent_k.mission.phases import Phase
+from agent_k.mission.runner import MissionRunner
+from agent_k.mission.state import MissionResult
 from agent_k.ml.sandbox import Limits, run_sandboxed
-from agent_k.platforms.base import Criteria
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import run_cli
@@ -65,7 +67,9 @@ def _create(
 ) -> MissionRunner:
     """Record a mission; unless queued, the returned runner holds its lease, as `agent-k run` does."""
     runner = _runner(settings, store)
-    runner.create(mission_id, MissionSpec(criteria=Criteria(), time_budget=300, require_approval=approval), queue=queue)
+    runner.create(
+        MissionSpec(mission_id=mission_id, criteria=Criteria(), time_budget=300, require_approval=approval), queue=queue
+    )
     return runner
 
 

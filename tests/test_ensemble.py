@@ -11,16 +11,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from agent_k.competition import Competition, TaskType
+from agent_k.competition.research import CVScheme
+from agent_k.competition.submission_format import read_submission
 from agent_k.mission.candidates import ArchivedCandidate, Screen, screen_for, screen_then_evaluate
 from agent_k.ml.ensemble import select_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, evaluate, fold_scores, read_oof
 from agent_k.ml.executors import LocalEvaluator
-from agent_k.ml.profiling import CVScheme, profile
-from agent_k.ml.recipes import Ensemble, ModelFamily, default_recipe, load_solution
+from agent_k.ml.profiling import profile
+from agent_k.ml.recipes import Ensemble, ModelFamily, load_solution
 from agent_k.ml.sandbox import Limits
-from agent_k.platforms.base import Competition, TaskType
+from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
-from agent_k.platforms.submission_format import read_submission
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 LIMITS = Limits(timeout_s=120)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_k.competition import Criteria
 from agent_k.config import Settings
-from agent_k.mission.runner import MissionRunner, MissionSpec
+from agent_k.mission.launch import MissionSpec
+from agent_k.mission.runner import MissionRunner
 from agent_k.ml.executors import DaskEvaluator, ExecutorError, LocalEvaluator, make_evaluator
-from agent_k.platforms.base import Criteria
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
@@ -35,7 +36,7 @@ def test_a_mission_evaluates_its_candidates_on_a_dask_cluster(home: Path, tmp_pa
         assert evaluator.parallelism == 2
         observer = Client(cluster.scheduler_address)
         runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), evaluator=evaluator)
-        runner.create("dask", MissionSpec(criteria=Criteria(competition="wine"), time_budget=25))
+        runner.create(MissionSpec(mission_id="dask", criteria=Criteria(competition="wine"), time_budget=25))
         workers = set(observer.scheduler_info()["workers"])
         with get_task_stream(observer) as stream:
             result = asyncio.run(runner.run("dask"))

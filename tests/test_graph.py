@@ -18,7 +18,8 @@ from agent_k.mission.nodes import (
     SubmissionNode,
 )
 from agent_k.mission.nodes.base import PhaseContext
-from agent_k.mission.state import MissionResult, Phase
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionResult
 from tests.conftest import run_cli
 
 

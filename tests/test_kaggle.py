@@ -16,8 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent_k.competition import TaskType
 from agent_k.platforms.archive import UnsafeArchive, safe_extract
-from agent_k.platforms.base import CompetitionNotFound, Submission, SubmissionStatus, TaskType
+from agent_k.platforms.base import CompetitionNotFound, Submission, SubmissionStatus
 from agent_k.platforms.kaggle import (
     CredentialsMissing,
     KaggleAdapter,

@@ -125,12 +125,13 @@ def test_a_kaggle_mission_submits_exactly_once_through_crashes_and_the_quota(hom
 
 
 def test_a_worker_without_credentials_leaves_a_kaggle_mission_queued(settings: Settings, store: Store) -> None:
-    from agent_k.mission.runner import MissionRunner, MissionSpec
-    from agent_k.platforms.base import Criteria
+    from agent_k.competition import Criteria
+    from agent_k.mission.launch import MissionSpec
+    from agent_k.mission.runner import MissionRunner
     from agent_k.worker import Worker
 
     MissionRunner(settings, store).create(
-        "queued-kaggle", MissionSpec(criteria=Criteria(competition="titanic"), platform="kaggle"), queue=True
+        MissionSpec(mission_id="queued-kaggle", criteria=Criteria(competition="titanic"), platform="kaggle"), queue=True
     )
     worker = Worker(settings, store)
     assert asyncio.run(worker.run_one()) == "queued-kaggle"

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agent_k.platforms.base import InvalidSubmission
+from agent_k.competition import InvalidSubmission
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.ranking import medal_positions, standing
 from tests.conftest import run_cli

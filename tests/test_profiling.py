@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from agent_k.competition import Competition, TaskType
 from agent_k.ml.profiling import profile
-from agent_k.platforms.base import Competition, TaskType
 
 
 def _competition(task: TaskType = TaskType.binary) -> Competition:

@@ -11,18 +11,20 @@ from pathlib import Path
 import pytest
 from pydantic_graph import End
 
+from agent_k.competition import Criteria
+from agent_k.competition.research import CVScheme
 from agent_k.config import Settings
 from agent_k.mission.control import MissionError
+from agent_k.mission.launch import MissionSpec
 from agent_k.mission.nodes import EvolutionNode, PhaseNode, PrototypeNode, ResearchNode, SubmissionNode
 from agent_k.mission.nodes.base import PhaseContext
-from agent_k.mission.runner import MissionRunner, MissionSpec
-from agent_k.mission.state import MissionResult, Phase
+from agent_k.mission.phases import Phase
+from agent_k.mission.runner import MissionRunner
+from agent_k.mission.state import MissionResult
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.executors import LocalEvaluator
-from agent_k.ml.profiling import CVScheme
 from agent_k.ml.recipes import ModelFamily, Recipe, Solution
 from agent_k.ml.sandbox import Limits
-from agent_k.platforms.base import Criteria
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
@@ -33,7 +35,7 @@ def _runner(settings: Settings, store: Store, **kwargs: object) -> MissionRunner
 
 def test_a_full_mission_checkpoints_every_step(settings: Settings, store: Store) -> None:
     runner = _runner(settings, store)
-    runner.create("wine-1", MissionSpec(criteria=Criteria(competition="wine"), time_budget=20))
+    runner.create(MissionSpec(mission_id="wine-1", criteria=Criteria(competition="wine"), time_budget=20))
     result = asyncio.run(runner.run("wine-1"))
 
     assert result.success, result.detail
@@ -85,7 +87,7 @@ class RogueDiscovery(PhaseNode):
 def test_an_undeclared_successor_ends_the_mission_and_never_runs(settings: Settings, store: Store) -> None:
     phases = (RogueDiscovery, ResearchNode, PrototypeNode, EvolutionNode, SubmissionNode)
     runner = _runner(settings, store, phases=phases)
-    runner.create("rogue", MissionSpec(criteria=Criteria(competition="penguins"), time_budget=20))
+    runner.create(MissionSpec(mission_id="rogue", criteria=Criteria(competition="penguins"), time_budget=20))
     result = asyncio.run(runner.run("rogue"))
 
     assert not result.success and result.error == "illegal_phase_transition"
@@ -116,7 +118,7 @@ class FlakyEntry(PhaseNode):
 
 def test_a_node_that_raises_fails_the_step_and_resume_reruns_it(settings: Settings, store: Store) -> None:
     runner = _runner(settings, store, phases=(FlakyEntry,))
-    runner.create("flaky", MissionSpec(criteria=Criteria(), time_budget=10))
+    runner.create(MissionSpec(mission_id="flaky", criteria=Criteria(), time_budget=10))
     first = asyncio.run(runner.run("flaky"))
     assert not first.success and first.error == "node_error" and "disk hiccup" in (first.detail or "")
     [step] = store.snapshots("flaky")
@@ -135,7 +137,7 @@ def test_a_node_that_raises_fails_the_step_and_resume_reruns_it(settings: Settin
 
 def test_a_live_lease_blocks_a_second_runner(settings: Settings, store: Store) -> None:
     runner = _runner(settings, store, phases=(FlakyEntry,))
-    runner.create("leased", MissionSpec(criteria=Criteria(), time_budget=10), queue=True)
+    runner.create(MissionSpec(mission_id="leased", criteria=Criteria(), time_budget=10), queue=True)
     assert store.acquire_lease("leased", "otherhost:1:abc", ttl=60)
     with pytest.raises(MissionError, match="is running under otherhost:1:abc"):
         asyncio.run(runner.run("leased"))
@@ -144,7 +146,7 @@ def test_a_live_lease_blocks_a_second_runner(settings: Settings, store: Store) -
 
 def test_an_unknown_competition_in_criteria_fails_discovery(settings: Settings, store: Store) -> None:
     runner = _runner(settings, store)
-    runner.create("none", MissionSpec(criteria=Criteria(task="regression", max_rows=10), time_budget=10))
+    runner.create(MissionSpec(mission_id="none", criteria=Criteria(task="regression", max_rows=10), time_budget=10))
     result = asyncio.run(runner.run("none"))
     assert result.error == "no_matching_competition"
     assert [s.node_kind for s in store.snapshots("none")] == ["DiscoveryNode"]
@@ -178,7 +180,7 @@ def test_a_mission_succeeds_when_some_candidates_fail(home: Path, tmp_path: Path
     settings = Settings(home=home, database_url=url, workers=2)
     store = Store.open(url)
     runner = _runner(settings, store, evaluator=HostileEvaluator(parallelism=2))
-    runner.create("hostile", MissionSpec(criteria=Criteria(competition="wine"), time_budget=20))
+    runner.create(MissionSpec(mission_id="hostile", criteria=Criteria(competition="wine"), time_budget=20))
     result = asyncio.run(runner.run("hostile"))
     assert result.success, result.detail
 

@@ -14,14 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_k.competition import InvalidSubmission
+from agent_k.competition.research import CVScheme
+from agent_k.competition.submission_format import read_submission
 from agent_k.ml.evaluate import CompetitionData, evaluate, fold_scores, read_oof
-from agent_k.ml.profiling import CVScheme
-from agent_k.ml.recipes import FeatureOptions, ModelFamily, default_recipe, mutate
+from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.render import render_solution
 from agent_k.ml.sandbox import Limits
-from agent_k.platforms.base import InvalidSubmission
+from agent_k.ml.search import FeatureOptions, default_recipe, mutate
 from agent_k.platforms.local import LocalPlatform
-from agent_k.platforms.submission_format import read_submission
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 FEATURE_OPTIONS = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from importlib import resources
@@ -19,7 +20,9 @@ from tests.conftest import run_cli
 
 
 def _mission(store: Store, mission_id: str = "m") -> None:
-    store.create_mission(mission_id, competition="penguins", platform="local", mode="workflow", budget_s=10, options={})
+    store.create_mission(
+        mission_id, competition="penguins", platform="local", mode="workflow", budget_s=10, options="{}"
+    )
 
 
 def test_the_code_expects_the_migrations_head() -> None:
@@ -81,7 +84,7 @@ def test_a_step_closes_the_previous_one_atomically(store: Store) -> None:
 
 
 def test_workers_claim_queued_and_abandoned_missions_oldest_first(store: Store) -> None:
-    options = {"criteria": {}, "mode": "workflow", "keep_columns": []}
+    options = json.dumps({"criteria": {}, "mode": "workflow", "keep_columns": []})
     for mission_id in ("old", "new"):
         store.create_mission(
             mission_id, competition=None, platform="local", mode="workflow", budget_s=10, options=options

@@ -16,10 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
+from agent_k.competition import Criteria
 from agent_k.config import Settings
-from agent_k.mission.runner import MissionRunner, MissionSpec
-from agent_k.mission.state import Mode
-from agent_k.platforms.base import Criteria
+from agent_k.mission.launch import MissionSpec
+from agent_k.mission.phases import Mode
+from agent_k.mission.runner import MissionRunner
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.api_client import read_stream, running_api, serve
@@ -32,8 +33,10 @@ def _queue(url: str, home: Path, missions: dict[str, str], budget: float) -> Sto
     store = Store.open(url)
     runner = MissionRunner(Settings(home=home, database_url=url), store, LocalPlatform(home / "competitions"))
     for mission_id, competition in missions.items():
-        spec = MissionSpec(criteria=Criteria(competition=competition), mode=Mode.workflow, time_budget=budget)
-        runner.create(mission_id, spec, queue=True)
+        spec = MissionSpec(
+            mission_id=mission_id, criteria=Criteria(competition=competition), mode=Mode.workflow, time_budget=budget
+        )
+        runner.create(spec, queue=True)
     return store
 
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agent_k.config import MAX_TIME_BUDGET_S
+from agent_k.mission.phases import Mode
+from agent_k.platforms import PlatformName
+from agent_k.store.status import MissionStatus
 
 
 class MissionSummary(BaseModel):
     id: str
     competition: str | None
-    status: str
+    status: MissionStatus
     mode: str
     budget_s: float
     created_at: datetime
@@ -51,12 +56,12 @@ class MissionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     competition: str = Field(min_length=1, max_length=128)
-    time_budget: float = Field(default=120.0, gt=0, le=7 * 24 * 3600, description="seconds")
-    mode: Literal["auto", "workflow", "agent"] = "auto"
+    time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S, description="seconds")
+    mode: Mode = Mode.auto
     model: str | None = Field(
         default=None, max_length=200, description="pydantic-ai model string for agent mode [default: AGENT_K_MODEL]"
     )
-    platform: Literal["local", "kaggle"] = "local"
+    platform: PlatformName = "local"
     keep_columns: list[str] = Field(default_factory=list, description="leakage suspects to keep as features")
     require_approval: bool = Field(default=False, description="stop before Submission until approved")
     max_cost: float | None = Field(default=None, ge=0, description="USD the agents may spend (agent mode)")

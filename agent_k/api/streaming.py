@@ -15,7 +15,8 @@ from fastapi.sse import ServerSentEvent
 
 from agent_k.api.feeds import BATCH, EventFeeds
 from agent_k.store.models import EventRow
-from agent_k.store.repository import TERMINAL_STATUSES, Store
+from agent_k.store.repository import Store
+from agent_k.store.status import TERMINAL
 
 TERMINAL_EVENTS = frozenset({"mission.completed", "mission.failed", "mission.cancelled"})
 
@@ -64,7 +65,7 @@ async def follow(feeds: EventFeeds, store: Store, mission_id: str, after: int) -
         if cursor.ended:
             return
         mission = await run_in_threadpool(store.get_mission, mission_id)
-        if mission is None or (mission.status in TERMINAL_STATUSES and mission.lease_owner is None):
+        if mission is None or (mission.status in TERMINAL and mission.lease_owner is None):
             return  # it ended before `after`
         while not cursor.ended:
             if subscription.lagging:

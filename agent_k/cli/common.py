@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from agent_k.config import Settings
-
 if TYPE_CHECKING:
+    from agent_k.config import Settings
     from agent_k.platforms.local import LocalPlatform
     from agent_k.store.repository import Store
 
 err_console = Console(stderr=True)
-MISSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -30,6 +27,8 @@ def fail_input(message: str) -> NoReturn:
 
 def load_settings() -> Settings:
     from pydantic import ValidationError
+
+    from agent_k.config import Settings
 
     try:
         return Settings()

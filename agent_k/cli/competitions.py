@@ -11,23 +11,24 @@ from rich.console import Console
 from rich.table import Table
 
 from agent_k.cli.common import EXIT_FAILED, err_console, fail_input, load_settings, local_platform
-from agent_k.cli.run import MetricOption, PlatformOption
+from agent_k.competition import MetricName
+from agent_k.platforms import PlatformName
 
 if TYPE_CHECKING:
+    from agent_k.competition import Competition
     from agent_k.config import Settings
-    from agent_k.platforms.base import Competition
 
 app = typer.Typer(help="Browse competitions; add your own to the local platform.", no_args_is_help=True)
 
 
 @app.command("list")
 def list_competitions(
-    platform: Annotated[PlatformOption, typer.Option(help="local, or kaggle (credentials)")] = PlatformOption.local,
+    platform: Annotated[PlatformName, typer.Option(help="local, or kaggle (credentials)")] = "local",
     search: Annotated[list[str] | None, typer.Option(help="with --platform kaggle: words to search for")] = None,
 ) -> None:
     """List the built-in and added competitions, or search Kaggle's (those AGENT-K can score)."""
     settings = load_settings()
-    if platform is PlatformOption.kaggle:
+    if platform == "kaggle":
         table = Table("id", "metric", "daily submissions", "title")
         for c in _search_kaggle(settings, search or []):
             table.add_row(c.id, c.metric, str(c.max_daily_submissions or "-"), c.title)
@@ -41,7 +42,8 @@ def list_competitions(
 def _search_kaggle(settings: Settings, words: list[str]) -> list[Competition]:
     import httpx
 
-    from agent_k.platforms.base import Criteria, PlatformError
+    from agent_k.competition import Criteria
+    from agent_k.platforms.base import PlatformError
     from agent_k.platforms.factory import open_kaggle
     from agent_k.platforms.kaggle import CredentialsMissing
 
@@ -92,7 +94,7 @@ def add(
     name: Annotated[str, typer.Argument(help="id for the new competition (lowercase, digits, dashes)")],
     train: Annotated[Path, typer.Option(help="training CSV, with the target column")],
     target: Annotated[str, typer.Option(help="the column to predict")],
-    metric: Annotated[MetricOption, typer.Option(help="how submissions are scored")],
+    metric: Annotated[MetricName, typer.Option(help="how submissions are scored")],
     id_column: Annotated[str | None, typer.Option(help="row id column (default: one is added)")] = None,
     test: Annotated[Path | None, typer.Option(help="test CSV without the target")] = None,
     solution: Annotated[Path | None, typer.Option(help="hidden labels for --test: id and target")] = None,
@@ -103,7 +105,7 @@ def add(
     platform = local_platform(load_settings())
     try:
         spec = platform.add(
-            name, train, target=target, metric=metric.value, id_column=id_column, test=test, solution=solution
+            name, train, target=target, metric=metric, id_column=id_column, test=test, solution=solution
         )
     except CompetitionInputError as exc:
         fail_input(str(exc))

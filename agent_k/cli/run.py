@@ -5,56 +5,38 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import uuid
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from agent_k.cli.common import EXIT_FAILED, MISSION_ID, fail_input, load_settings, open_store
+from agent_k.cli.common import EXIT_FAILED, fail_input, load_settings, open_store
 from agent_k.cli.view import MissionView, summary_table
-from agent_k.platforms.base import TaskType
+from agent_k.competition import MetricName, TaskType
+from agent_k.mission.phases import Mode
+from agent_k.platforms import PlatformName
+from agent_k.store.status import MissionStatus
 
 if TYPE_CHECKING:
     from agent_k.config import Settings
-    from agent_k.mission.runner import MissionSpec
+    from agent_k.mission.launch import MissionSpec
     from agent_k.mission.state import MissionResult
 
-
-class ModeOption(StrEnum):
-    auto = "auto"
-    workflow = "workflow"
-    agent = "agent"
-
-
-class PlatformOption(StrEnum):
-    local = "local"
-    kaggle = "kaggle"
-
-
-class MetricOption(StrEnum):
-    auc = "auc"
-    accuracy = "accuracy"
-    logloss = "logloss"
-    rmse = "rmse"
-    mae = "mae"
-    r2 = "r2"
+ExecutorOption = Annotated[
+    str | None, typer.Option(help="where candidates run: local (default) or tcp://HOST:PORT of a Dask scheduler")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="print the result as JSON on the last stdout line")]
 
 
 def report(result: MissionResult, competition: str | None) -> dict[str, Any]:
     """The `--json` contract object (DESIGN §7)."""
+    from agent_k.competition import Scores
+
     return {
         "mission_id": result.mission_id,
         "status": result.status,
         "competition": result.competition_id or competition,
-        "cv_score": result.cv_score,
-        "public_score": result.public_score,
-        "private_score": result.private_score,
-        "rank": result.rank,
-        "teams": result.teams,
-        "percentile": result.percentile,
-        "medal": result.medal,
+        **result.model_dump(include=set(Scores.model_fields)),
         "submission_path": result.submission_path,
         "solution_path": result.solution_path,
         "leakage_suspects": result.leakage_suspects,
@@ -82,7 +64,7 @@ def drive(
     runner = MissionRunner(settings, store, on_event=view.handle, evaluator=evaluator)
     try:
         if create is not None:
-            runner.create(mission_id, create)
+            runner.create(create)
         with view:
             result = asyncio.run(runner.run(mission_id))
     except (MissionExists, MissionError) as exc:
@@ -95,112 +77,75 @@ def drive(
         store.close()
     data = report(result, create.criteria.competition if create else None)
     console.print(summary_table(data))
-    if result.status == "awaiting_approval":
+    if result.status == MissionStatus.awaiting_approval:
         console.print(f"awaiting approval: agent-k approve {mission_id}  (or: agent-k reject {mission_id})")
     if as_json:
         sys.stdout.write(json.dumps(data) + "\n")
-    raise typer.Exit(0 if result.status in ("succeeded", "awaiting_approval") else EXIT_FAILED)
+    succeeded = result.status in (MissionStatus.succeeded, MissionStatus.awaiting_approval)
+    raise typer.Exit(0 if succeeded else EXIT_FAILED)
 
 
 def run(
     competition: Annotated[str | None, typer.Option("--competition", "-c", help="competition id")] = None,
     time_budget: Annotated[
-        float | None, typer.Option(min=1.0, help="seconds for the whole mission [default: 120]")
+        float | None,
+        typer.Option(min=1.0, help="seconds for the whole mission, at most 7 days [default: 120]"),
     ] = None,
     mode: Annotated[
-        ModeOption,
+        Mode,
         typer.Option(help="auto: agents when a model is set, else workflow; agent: no fallback; workflow: no model"),
-    ] = ModeOption.auto,
+    ] = Mode.auto,
     model: Annotated[
         str | None, typer.Option(help="pydantic-ai model string, e.g. openai:gpt-4o [default: AGENT_K_MODEL]")
     ] = None,
     max_cost: Annotated[
         float | None, typer.Option(min=0.0, help="USD the agents may spend; then the rest runs as workflow")
     ] = None,
-    platform: Annotated[PlatformOption, typer.Option(help="competition platform")] = PlatformOption.local,
+    platform: Annotated[PlatformName, typer.Option(help="competition platform")] = "local",
     mission_id: Annotated[str | None, typer.Option(help="choose the mission id (default: generated)")] = None,
     keep_columns: Annotated[
         list[str] | None, typer.Option("--keep-columns", help="keep this leakage suspect as a feature")
     ] = None,
     task: Annotated[TaskType | None, typer.Option(help="without --competition: wanted task")] = None,
-    metric: Annotated[MetricOption | None, typer.Option(help="without --competition: wanted metric")] = None,
+    metric: Annotated[MetricName | None, typer.Option(help="without --competition: wanted metric")] = None,
     max_rows: Annotated[int | None, typer.Option(min=1, help="without --competition: largest dataset")] = None,
     keyword: Annotated[list[str] | None, typer.Option(help="without --competition: rank by these words")] = None,
-    executor: Annotated[
-        str | None, typer.Option(help="where candidates run: local (default) or tcp://HOST:PORT of a Dask scheduler")
-    ] = None,
+    executor: ExecutorOption = None,
     require_approval: Annotated[
         bool, typer.Option(help="stop before Submission until `agent-k approve ID` (or reject)")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON on the last stdout line")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""
-    from agent_k.mission.runner import MissionSpec
-    from agent_k.mission.state import Mode
-    from agent_k.platforms.base import Criteria
+    from agent_k.mission.launch import LaunchError, MissionRequest, launch_spec
 
     settings = load_settings()
-    model = check_model(model or settings.model, mode)
-    check_competition(platform.value, competition, settings)
-    mission_id = mission_id or f"m-{uuid.uuid4().hex[:12]}"
-    if not MISSION_ID.match(mission_id):
-        fail_input(f"invalid mission id '{mission_id}': use letters, digits, '-', '_' or '.' (at most 64)")
-    spec = MissionSpec(
-        criteria=Criteria(
-            competition=competition,
-            task=task,
-            metric=metric.value if metric else None,
-            max_rows=max_rows,
-            keywords=keyword or [],
-        ),
-        mode=Mode(mode.value),
+    request = MissionRequest(
+        competition=competition,
+        task=task,
+        metric=metric,
+        max_rows=max_rows,
+        keywords=keyword or [],
+        mode=mode,
         model=model,
-        max_cost_usd=max_cost,
-        time_budget=time_budget or settings.time_budget,
-        keep_columns=tuple(keep_columns or ()),
-        platform=platform.value,
+        platform=platform,
+        time_budget=time_budget,
+        keep_columns=keep_columns or [],
         require_approval=require_approval,
+        max_cost_usd=max_cost,
+        mission_id=mission_id,
     )
-    drive(mission_id, settings=settings, as_json=as_json, executor=executor, create=spec)
-
-
-def check_competition(platform: str, competition: str | None, settings: Settings) -> None:
-    """Exit 2, before any mission is written, when the platform is unusable here or lacks the competition."""
-    from agent_k.platforms.base import PlatformError
-    from agent_k.platforms.factory import check_platform, verify_competition
-
     try:
-        if competition is None:
-            check_platform(platform, settings)
-        else:
-            asyncio.run(verify_competition(platform, competition, settings))
-    except PlatformError as exc:
+        spec = asyncio.run(launch_spec(request, settings))
+    except LaunchError as exc:
         fail_input(str(exc))
-
-
-def check_model(model: str | None, mode: ModeOption) -> str | None:
-    """The model a mission will use (None in workflow mode); exits 2 when it cannot be used here."""
-    from agent_k.agents.models import ModelUnavailable, build_model
-
-    if mode is ModeOption.workflow:
-        return None
-    if model is None:
-        if mode is ModeOption.agent:
-            fail_input("--mode agent needs a model: pass --model or set AGENT_K_MODEL")
-        return None
-    try:
-        build_model(model)
-    except ModelUnavailable as exc:
-        fail_input(str(exc))
-    return model
+    drive(spec.mission_id, settings=settings, as_json=as_json, executor=executor, create=spec)
 
 
 def resume(
     mission_id: Annotated[str, typer.Argument(help="the mission to resume")],
-    executor: Annotated[
-        str | None, typer.Option(help="where candidates run: local (default) or tcp://HOST:PORT of a Dask scheduler")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON on the last stdout line")] = False,
+    executor: ExecutorOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Resume a mission from its last unfinished step (after a crash or kill)."""
     drive(mission_id, settings=load_settings(), as_json=as_json, executor=executor)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -15,34 +16,74 @@ Subscriber = Callable[[Event], None]
 
 
 class EventEmitter:
-    """One per running mission. Sequence numbers continue from the store, so a resume never reuses one."""
+    """One per running mission. Sequence numbers continue from the store, so a resume never reuses one.
 
-    def __init__(self, store: Store, mission_id: str) -> None:
+    The write runs in a thread, so a locked database never stalls the event loop (and with it the budget's hard
+    stop and the cancel watch). Emits are serialised: each event is stored before the next one gets its seq, so
+    a reader following the store never sees a later seq before an earlier one.
+    """
+
+    def __init__(self, store: Store, mission_id: str, last_seq: int) -> None:
         self.store = store
         self.mission_id = mission_id
-        self._seq = store.last_event_seq(mission_id)
+        self._seq = last_seq
         self._subscribers: list[Subscriber] = []
+        self._lock = asyncio.Lock()
+        self._unfinished: asyncio.Task[None] | None = None
+        """A write whose emitter was cancelled; it goes on in its thread, and the next emit waits for it."""
+
+    @classmethod
+    async def open(cls, store: Store, mission_id: str) -> EventEmitter:
+        return cls(store, mission_id, await asyncio.to_thread(store.last_event_seq, mission_id))
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber)
 
-    def emit(self, data: EventData, phase: str | None = None) -> Event:
-        self._seq += 1
-        event = Event(
-            mission_id=self.mission_id, seq=self._seq, ts=datetime.now(UTC), type=data.type, phase=phase, data=data
-        )
-        self.store.append_event(
-            self.mission_id,
-            seq=event.seq,
-            type=event.type,
-            phase=phase,
-            payload=data.model_dump_json(),
-            ts=event.ts,
-        )
+    async def emit(self, data: EventData, phase: str | None = None) -> Event:
+        async with self._lock:
+            await self._settle()
+            event = Event(
+                mission_id=self.mission_id,
+                seq=self._seq + 1,
+                ts=datetime.now(UTC),
+                type=data.type,
+                phase=phase,
+                data=data,
+            )
+            write = asyncio.create_task(
+                asyncio.to_thread(
+                    self.store.append_event,
+                    self.mission_id,
+                    seq=event.seq,
+                    type=event.type,
+                    phase=phase,
+                    payload=data.model_dump_json(),
+                    ts=event.ts,
+                )
+            )
+            self._seq = event.seq
+            try:
+                await asyncio.shield(write)
+            except asyncio.CancelledError:
+                self._unfinished = write
+                raise
+            except BaseException:
+                self._seq -= 1
+                raise
         for subscriber in list(self._subscribers):
             try:
                 subscriber(event)
             except Exception:  # a broken viewer must never break the mission
                 log.exception("event subscriber failed")
         return event
+
+    async def _settle(self) -> None:
+        """Wait for a write left running by a cancelled emit; if it failed, its seq is free again."""
+        if self._unfinished is None:
+            return
+        unfinished, self._unfinished = self._unfinished, None
+        try:
+            await unfinished
+        except Exception:
+            self._seq -= 1

@@ -8,7 +8,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field
+
+from agent_k.competition import Scores
 
 
 class MissionStarted(BaseModel):
@@ -19,13 +21,8 @@ class MissionStarted(BaseModel):
     resumed_from_seq: int | None = None
 
 
-class MissionCompleted(BaseModel):
+class MissionCompleted(Scores):
     type: Literal["mission.completed"] = "mission.completed"
-    cv_score: float | None
-    public_score: float | None
-    private_score: float | None
-    rank: int | None
-    medal: str | None
     elapsed_s: float
 
 
@@ -129,15 +126,9 @@ class SubmissionCreated(BaseModel):
     adopted: bool
 
 
-class SubmissionScored(BaseModel):
+class SubmissionScored(Scores):
     type: Literal["submission.scored"] = "submission.scored"
     submission_id: str
-    public_score: float | None
-    private_score: float | None
-    rank: int | None
-    teams: int | None
-    percentile: float | None
-    medal: str | None
 
 
 class ToolNarrowed(BaseModel):
@@ -175,8 +166,6 @@ EventData = Annotated[
     | Log,
     Field(discriminator="type"),
 ]
-
-event_data_adapter: TypeAdapter[EventData] = TypeAdapter(EventData)
 
 
 class Event(BaseModel):

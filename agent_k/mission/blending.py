@@ -7,19 +7,22 @@ every member on all rows and write the submission.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from agent_k._blocking import run_blocking
+from agent_k.competition import InvalidSubmission
 from agent_k.events.models import EvolutionEnsemble
 from agent_k.mission.candidates import ArchivedCandidate, archive, candidate_dir, record, search_history
 from agent_k.mission.context import GraphContext
-from agent_k.mission.state import MissionState, Phase
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionState
 from agent_k.ml.ensemble import MAX_MEMBERS, Blend, select_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, read_oof
 from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import improved, niche_elites
-from agent_k.platforms.base import InvalidSubmission
+from agent_k.store.status import CandidateStatus
 
 POOL_SIZE = 8
 STARTUP_S = 2.0
@@ -50,13 +53,13 @@ async def final_blend(
     """Try to blend; on success the blend becomes the mission's best candidate. Returns what happened."""
     competition, findings, evolution = state.selected_competition, state.research_findings, state.evolution_state
     assert competition is not None and findings is not None and state.data_dir is not None
-    candidates = archive(ctx, state)
+    candidates = await archive(ctx, state)
     pool = blend_pool(candidates, state)
-    data = CompetitionData.load(competition, Path(state.data_dir))
+    data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
     oofs: dict[str, OutOfFold] = {}
     for candidate in pool:
         try:
-            oofs[candidate.key] = read_oof(data, candidate.folder / "oof.csv")
+            oofs[candidate.key] = await asyncio.to_thread(read_oof, data, candidate.folder / "oof.csv")
         except InvalidSubmission:
             continue  # its files are gone (e.g. a cleaned-up folder): blend the others
     by_key = {c.key: c for c in candidates}
@@ -85,10 +88,10 @@ async def final_blend(
             timeout_s=timeout_s, memory_mb=ctx.settings.candidate_memory_mb, threads=ctx.settings.parallel_evaluations
         )
         result = await ctx.evaluator.evaluate(ensemble, data, findings.cv, workdir, limits, folds=0)
-        if result.status == "succeeded":
+        if result.status == CandidateStatus.succeeded:
             result.cv_mean, result.fold_scores = blend.cv_mean, blend.fold_scores
             _write_oof(blend, competition.id_column, workdir / "oof.csv")
-        done = record(
+        done = await record(
             ctx,
             state,
             ensemble,
@@ -98,7 +101,7 @@ async def final_blend(
             parents=blend.keys,
             phase=Phase.evolution,
         )
-    if done.status != "succeeded":
+    if not done.succeeded:
         return _outcome(blend, best_single, kept=False, reason="the blend failed to fit")
     evolution.best_candidate_key, evolution.best_score = done.key, blend.cv_mean
     return _outcome(blend, best_single, kept=True, reason="improves CV")

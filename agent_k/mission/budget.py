@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from agent_k.mission.state import BudgetLedger, Phase
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import BudgetLedger
 
 PHASE_DEADLINES: dict[Phase, float] = {
     Phase.discovery: 0.05,

@@ -7,17 +7,19 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_k.competition import Competition
+from agent_k.competition.research import CVScheme
 from agent_k.events.models import CandidateEvaluated
 from agent_k.mission.context import GraphContext
-from agent_k.mission.state import MissionState, Phase
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionState
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.executors import Evaluator
-from agent_k.ml.profiling import CVScheme
 from agent_k.ml.recipes import Ensemble, Recipe, Solution, load_solution
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import Proposal, Scored
-from agent_k.platforms.base import Competition
 from agent_k.store.models import CandidateRow, utcnow
+from agent_k.store.status import CandidateStatus
 
 SCREEN_MIN_RUNTIME_S = 3.0
 """Below this typical runtime a candidate is cheaper to evaluate in full than to screen first."""
@@ -30,12 +32,16 @@ class ArchivedCandidate:
     key: str
     recipe: Solution
     generation: int
-    status: str
+    status: CandidateStatus
     cv: float | None
     fold_scores: list[float]
     runtime_s: float | None
     error: str | None
     folder: Path
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == CandidateStatus.succeeded
 
     @classmethod
     def from_row(cls, row: CandidateRow, mission_dir: Path) -> ArchivedCandidate:
@@ -43,7 +49,7 @@ class ArchivedCandidate:
             key=row.key,
             recipe=load_solution(row.recipe),
             generation=row.generation,
-            status=row.status,
+            status=CandidateStatus(row.status),
             cv=row.cv_mean,
             fold_scores=json.loads(row.fold_scores or "[]"),
             runtime_s=row.runtime_s,
@@ -62,16 +68,12 @@ class Screen:
 
 def search_history(candidates: list[ArchivedCandidate]) -> list[Scored]:
     """Single-recipe candidates as the search sees them (ensembles are never parents)."""
-    return [
-        Scored(c.recipe, c.cv if c.status == "succeeded" else None) for c in candidates if isinstance(c.recipe, Recipe)
-    ]
+    return [Scored(c.recipe, c.cv if c.succeeded else None) for c in candidates if isinstance(c.recipe, Recipe)]
 
 
 def best_single(candidates: list[ArchivedCandidate], competition: Competition) -> ArchivedCandidate | None:
     """The best evaluated candidate that is not a blend: workflow recipes and agents' recipes and scripts alike."""
-    done = [
-        c for c in candidates if c.status == "succeeded" and c.cv is not None and not isinstance(c.recipe, Ensemble)
-    ]
+    done = [c for c in candidates if c.succeeded and c.cv is not None and not isinstance(c.recipe, Ensemble)]
     done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
     return done[0] if done else None
 
@@ -80,7 +82,7 @@ def screen_for(
     candidates: list[ArchivedCandidate], competition: Competition, cv: CVScheme, typical_runtime_s: float
 ) -> Screen | None:
     """Screen on one fold when full CV is costly and there is a reference to beat; otherwise None."""
-    done = [c for c in candidates if c.status == "succeeded" and c.cv is not None and c.fold_scores]
+    done = [c for c in candidates if c.succeeded and c.cv is not None and c.fold_scores]
     if typical_runtime_s < SCREEN_MIN_RUNTIME_S or cv.n_folds < 3 or len(done) < SCREEN_RANK:
         return None
     done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
@@ -100,17 +102,18 @@ def candidate_dir(mission_dir: Path, key: str) -> Path:
     return mission_dir / "candidates" / key
 
 
-def archive(ctx: GraphContext, state: MissionState) -> list[ArchivedCandidate]:
-    return [ArchivedCandidate.from_row(r, ctx.mission_dir) for r in ctx.store.candidates(state.mission_id)]
+async def archive(ctx: GraphContext, state: MissionState) -> list[ArchivedCandidate]:
+    rows = await asyncio.to_thread(ctx.store.candidates, state.mission_id)
+    return [ArchivedCandidate.from_row(r, ctx.mission_dir) for r in rows]
 
 
-def record(
+async def record(
     ctx: GraphContext,
     state: MissionState,
     solution: Solution,
     result: Evaluation,
     *,
-    status: str,
+    status: CandidateStatus,
     generation: int,
     parents: tuple[str, ...],
     phase: Phase,
@@ -122,7 +125,7 @@ def record(
         generation=generation,
         recipe=solution.model_dump_json(),
         script_path=str(result.script_path) if result.script_path else None,
-        cv_mean=result.cv_mean if status == "succeeded" else None,
+        cv_mean=result.cv_mean if status == CandidateStatus.succeeded else None,
         fold_scores=json.dumps(result.fold_scores),
         runtime_s=result.runtime_s,
         parents=json.dumps(list(parents)),
@@ -130,8 +133,8 @@ def record(
         error_tail=result.error,
         created_at=utcnow(),
     )
-    ctx.store.save_candidate(row)
-    ctx.events.emit(
+    await asyncio.to_thread(ctx.store.save_candidate, row)
+    await ctx.events.emit(
         CandidateEvaluated(
             candidate_key=solution.key,
             generation=generation,
@@ -160,8 +163,8 @@ async def evaluate_proposals(
     """Evaluate in parallel; a recipe already in the archive (e.g. before a crash) is not run again."""
     competition, findings = state.selected_competition, state.research_findings
     assert competition is not None and findings is not None and state.data_dir is not None
-    known = {c.key: c for c in archive(ctx, state)}
-    data = CompetitionData.load(competition, Path(state.data_dir))
+    known = {c.key: c for c in await archive(ctx, state)}
+    data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
     threads = max(1, ctx.settings.parallel_evaluations // max(1, min(parallel, len(proposals))))
     limits = Limits(timeout_s=max(1.0, timeout_s), memory_mb=ctx.settings.candidate_memory_mb, threads=threads)
     semaphore = asyncio.Semaphore(parallel)
@@ -175,7 +178,7 @@ async def evaluate_proposals(
             result, status = await screen_then_evaluate(
                 ctx.evaluator, recipe, data, findings.cv, workdir, limits, screen
             )
-        return record(
+        return await record(
             ctx, state, recipe, result, status=status, generation=generation, parents=proposal.parents, phase=phase
         )
 
@@ -190,16 +193,16 @@ async def screen_then_evaluate(
     workdir: Path,
     limits: Limits,
     screen: Screen | None,
-) -> tuple[Evaluation, str]:
+) -> tuple[Evaluation, CandidateStatus]:
     """Full evaluation, after a quick screen when one is given. Returns the evaluation and the status."""
     spent = 0.0
     if screen is not None:
         quick = await evaluator.evaluate(recipe, data, cv, workdir, limits, folds=screen.folds)
-        if quick.status != "succeeded" or quick.cv_mean is None:
-            return quick, "failed"
+        if quick.status != CandidateStatus.succeeded or quick.cv_mean is None:
+            return quick, CandidateStatus.failed
         if data.spec.better(screen.threshold, quick.cv_mean):
             quick.error = f"screened out: {quick.cv_mean:.6g} on {screen.folds} fold(s), needed {screen.threshold:.6g}"
-            return quick, "screened_out"
+            return quick, CandidateStatus.screened_out
         spent = quick.runtime_s
     result = await evaluator.evaluate(recipe, data, cv, workdir, limits)
     result.runtime_s += spent

@@ -15,11 +15,9 @@ from typing import Literal
 from agent_k.events.models import ApprovalGranted, ApprovalRejected, EventData, MissionCancelled
 from agent_k.mission.state import MissionResult, MissionState
 from agent_k.store.models import MissionRow, SnapshotRow, utcnow
-from agent_k.store.repository import TERMINAL_STATUSES, Store
+from agent_k.store.repository import Store
+from agent_k.store.status import RESUMABLE_FAILURES, TERMINAL, UNFINISHED, MissionStatus, StepStatus
 
-UNFINISHED = ("queued", "running", "awaiting_approval")
-RESUMABLE_FAILURES = frozenset({"node_error", "submission_quota_exhausted"})
-"""Failures worth another try: a node that raised (maybe a transient fault), a quota that resets daily."""
 CANCEL_ATTEMPTS = 40
 
 
@@ -38,17 +36,17 @@ def result_json(state: MissionState | None, result: MissionResult) -> str:
 
 def check_resumable(row: MissionRow, snapshot: SnapshotRow | None) -> None:
     """Unfinished missions, cancelled ones, and ones that failed for a passing reason can run again."""
-    if row.status == "failed":
+    if row.status == MissionStatus.failed:
         reason = json.loads(row.result or "{}").get("result", {}).get("error")
         if reason not in RESUMABLE_FAILURES or snapshot is None:
             raise MissionError(f"mission '{row.id}' failed ({reason}); nothing to resume")
-    elif row.status == "awaiting_approval":
+    elif row.status == MissionStatus.awaiting_approval:
         raise MissionError(f"mission '{row.id}' is awaiting approval: approve or reject it")
-    elif row.status == "cancelled" and row.approval == "rejected":
+    elif row.status == MissionStatus.cancelled and row.approval == "rejected":
         raise MissionError(f"mission '{row.id}' was rejected at the approval gate")
-    elif row.status in TERMINAL_STATUSES - {"cancelled"}:
+    elif row.status in TERMINAL - {MissionStatus.cancelled}:
         raise MissionError(f"mission '{row.id}' already {row.status}")
-    elif snapshot is not None and snapshot.status == "succeeded":
+    elif snapshot is not None and snapshot.status == StepStatus.succeeded:
         raise MissionError(f"mission '{row.id}' has no unfinished step to resume")
 
 
@@ -56,16 +54,18 @@ def cancel(store: Store, mission_id: str) -> Literal["cancelled", "cancelling"]:
     """End the mission now if no live process runs it; otherwise ask its worker to stop it (`cancelling`)."""
     for _ in range(CANCEL_ATTEMPTS):
         row = _existing(store, mission_id)
-        if row.status in TERMINAL_STATUSES:
+        if row.status in TERMINAL:
             raise MissionError(f"mission '{mission_id}' already {row.status}")
         snapshot = store.last_snapshot(mission_id)
         result = _ending(row, snapshot, error="cancelled")
-        if store.update_mission(mission_id, statuses=UNFINISHED, unleased=True, status="cancelled", result=result):
-            if snapshot is not None and snapshot.status == "running":  # its worker died mid-step
-                store.end_step(snapshot.id or 0, "cancelled", "cancel requested")
+        cancelled = MissionStatus.cancelled
+        if store.update_mission(mission_id, statuses=UNFINISHED, unleased=True, status=cancelled, result=result):
+            if snapshot is not None and snapshot.status == StepStatus.running:  # its worker died mid-step
+                store.end_step(snapshot.id or 0, StepStatus.cancelled, "cancel requested")
             _record(store, mission_id, MissionCancelled(reason="cancel requested"))
             return "cancelled"
-        if store.update_mission(mission_id, statuses=("queued", "running"), cancel_requested_at=utcnow()):
+        running = (MissionStatus.queued, MissionStatus.running)
+        if store.update_mission(mission_id, statuses=running, cancel_requested_at=utcnow()):
             return "cancelling"
         time.sleep(0.05)  # it changed under us (a runner is parking it for approval): look again
     raise MissionError(f"mission '{mission_id}' is changing state; try again")
@@ -74,10 +74,11 @@ def cancel(store: Store, mission_id: str) -> Literal["cancelled", "cancelling"]:
 def approve(store: Store, mission_id: str) -> str:
     """Let a mission waiting at the gate go on to Submission: it is queued for a worker to continue."""
     _existing(store, mission_id)
-    if not store.update_mission(mission_id, statuses=("awaiting_approval",), approval="approved", status="queued"):
+    waiting = (MissionStatus.awaiting_approval,)
+    if not store.update_mission(mission_id, statuses=waiting, approval="approved", status=MissionStatus.queued):
         raise _not_waiting(store, mission_id)
     _record(store, mission_id, ApprovalGranted())
-    return "queued"
+    return MissionStatus.queued
 
 
 def reject(store: Store, mission_id: str) -> str:
@@ -85,26 +86,31 @@ def reject(store: Store, mission_id: str) -> str:
     row = _existing(store, mission_id)
     result = _ending(row, store.last_snapshot(mission_id), error="rejected")
     updated = store.update_mission(
-        mission_id, statuses=("awaiting_approval",), approval="rejected", status="cancelled", result=result
+        mission_id,
+        statuses=(MissionStatus.awaiting_approval,),
+        approval="rejected",
+        status=MissionStatus.cancelled,
+        result=result,
     )
     if not updated:
         raise _not_waiting(store, mission_id)
     _record(store, mission_id, ApprovalRejected())
     _record(store, mission_id, MissionCancelled(reason="rejected at the approval gate"))
-    return "cancelled"
+    return MissionStatus.cancelled
 
 
 def resume(store: Store, mission_id: str) -> str:
     """Queue a cancelled mission, or one whose step raised, so a worker continues it from its last snapshot."""
     row = _existing(store, mission_id)
-    if row.status == "queued" or (row.status == "running" and row.lease_owner is None):
+    if row.status == MissionStatus.queued or (row.status == MissionStatus.running and row.lease_owner is None):
         raise MissionError(f"mission '{mission_id}' is already waiting for a worker")
-    if row.status == "running":
+    if row.status == MissionStatus.running:
         raise MissionError(f"mission '{mission_id}' is running under {row.lease_owner}")
     check_resumable(row, store.last_snapshot(mission_id))
-    if not store.update_mission(mission_id, statuses=(row.status,), unleased=True, status="queued", result=None):
+    queued = MissionStatus.queued
+    if not store.update_mission(mission_id, statuses=(row.status,), unleased=True, status=queued, result=None):
         raise MissionError(f"mission '{mission_id}' changed while resuming it; try again")
-    return "queued"
+    return queued
 
 
 def _existing(store: Store, mission_id: str) -> MissionRow:
@@ -122,9 +128,10 @@ def _not_waiting(store: Store, mission_id: str) -> MissionError:
 def _ending(row: MissionRow, snapshot: SnapshotRow | None, *, error: str) -> str:
     """The result of a mission cancelled from outside: its last recorded state, marked with why it ended."""
     if snapshot is None:
-        return result_json(None, MissionResult(success=False, status="cancelled", mission_id=row.id, error=error))
+        cancelled = MissionResult(success=False, status=MissionStatus.cancelled, mission_id=row.id, error=error)
+        return result_json(None, cancelled)
     state = MissionState.model_validate_json(snapshot.state_json)
-    return result_json(state, MissionResult.from_state(state, error=error, status="cancelled"))
+    return result_json(state, MissionResult.from_state(state, error=error, status=MissionStatus.cancelled))
 
 
 def _record(store: Store, mission_id: str, data: EventData) -> None:

@@ -1,7 +1,8 @@
 """Who holds a mission, and the heartbeat that keeps holding it while a long step runs.
 
 The heartbeat renews the lease, raises the budget warning, and watches for a cancel request from outside
-(the API or `agent-k cancel`), which it turns into a cancellation of the running step.
+(the API or `agent-k cancel`), which it turns into a cancellation of the running step. Its store calls run in
+threads: a database locked by another process delays them, never the event loop.
 """
 
 from __future__ import annotations
@@ -59,12 +60,12 @@ async def heartbeat(
 
     async def beat() -> None:
         while True:
-            if store.cancel_requested(state.mission_id):
+            if await asyncio.to_thread(store.cancel_requested, state.mission_id):
                 on_cancel()
                 return
             await asyncio.sleep(period)
-            store.renew_lease(state.mission_id, owner, lease_ttl)
-            warn_budget(state, clock, emitter)
+            await asyncio.to_thread(store.renew_lease, state.mission_id, owner, lease_ttl)
+            await warn_budget(state, clock, emitter)
 
     task = asyncio.create_task(beat())
     try:
@@ -73,10 +74,10 @@ async def heartbeat(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        store.release_lease(state.mission_id, owner)
+        await asyncio.to_thread(store.release_lease, state.mission_id, owner)
 
 
-def warn_budget(state: MissionState, clock: BudgetClock, emitter: EventEmitter) -> None:
+async def warn_budget(state: MissionState, clock: BudgetClock, emitter: EventEmitter) -> None:
     phase = state.current_phase
     if phase is None or phase in state.budget.warned:
         return
@@ -84,4 +85,4 @@ def warn_budget(state: MissionState, clock: BudgetClock, emitter: EventEmitter) 
     used = clock.used_in_phase(phase)
     if allowance > 0 and used >= WARNING_FRACTION * allowance:
         state.budget.warned.append(phase)
-        emitter.emit(BudgetWarning(used_s=round(used, 3), allowed_s=round(allowance, 3)), phase.value)
+        await emitter.emit(BudgetWarning(used_s=round(used, 3), allowed_s=round(allowance, 3)), phase.value)

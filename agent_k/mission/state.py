@@ -4,27 +4,12 @@ datasets, scripts and predictions live in files and rows the state refers to."""
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent_k.ml.profiling import ResearchFindings
-from agent_k.platforms.base import Competition, Criteria
-
-
-class Phase(StrEnum):
-    discovery = "discovery"
-    research = "research"
-    prototype = "prototype"
-    evolution = "evolution"
-    submission = "submission"
-
-
-class Mode(StrEnum):
-    auto = "auto"
-    workflow = "workflow"
-    agent = "agent"
+from agent_k.competition import Competition, Criteria, ResearchFindings, Scores
+from agent_k.mission.phases import Mode, Phase
+from agent_k.store.status import MissionStatus
 
 
 class PhaseRecord(BaseModel):
@@ -88,13 +73,9 @@ class MissionState(BaseModel):
     prototype_score: float | None = None
     evolution_state: EvolutionState = Field(default_factory=EvolutionState)
     final_submission_id: str | None = None
-    public_score: float | None = None
-    final_score: float | None = None
-    """The private score: the one the final rank comes from."""
-    final_rank: int | None = None
-    teams: int | None = None
-    percentile: float | None = None
-    medal: str | None = None
+    scores: Scores = Field(default_factory=Scores)
+    """The platform's verdict on the submission: public and private score, rank, percentile, medal (the CV
+    score is the search's, in `evolution_state.best_score`)."""
     solution_path: str | None = None
     submission_path: str | None = None
     budget: BudgetLedger
@@ -102,21 +83,13 @@ class MissionState(BaseModel):
     errors: list[str] = Field(default_factory=list)
 
 
-MissionStatus = Literal["succeeded", "failed", "cancelled", "awaiting_approval"]
+class MissionResult(Scores):
+    """The End payload: how the mission went (`Scores` flattened in, as the `--json` report has them)."""
 
-
-class MissionResult(BaseModel):
     success: bool
-    status: MissionStatus = "succeeded"
+    status: MissionStatus = MissionStatus.succeeded
     mission_id: str
     competition_id: str | None = None
-    cv_score: float | None = None
-    public_score: float | None = None
-    private_score: float | None = None
-    rank: int | None = None
-    teams: int | None = None
-    percentile: float | None = None
-    medal: str | None = None
     submission_id: str | None = None
     submission_path: str | None = None
     solution_path: str | None = None
@@ -127,6 +100,10 @@ class MissionResult(BaseModel):
     """A reason code such as `illegal_phase_transition` or `no_valid_baseline`."""
     detail: str | None = None
 
+    @property
+    def scores(self) -> Scores:
+        return Scores.model_validate(self.model_dump(include=set(Scores.model_fields)))
+
     @classmethod
     def from_state(
         cls,
@@ -136,20 +113,15 @@ class MissionResult(BaseModel):
         detail: str | None = None,
         status: MissionStatus | None = None,
     ) -> MissionResult:
-        status = status or ("failed" if error else "succeeded")
+        status = status or (MissionStatus.failed if error else MissionStatus.succeeded)
         findings = state.research_findings
         return cls(
-            success=status == "succeeded",
+            **state.scores.model_dump(exclude={"cv_score"}),
+            cv_score=state.evolution_state.best_score,
+            success=status is MissionStatus.succeeded,
             status=status,
             mission_id=state.mission_id,
             competition_id=state.competition_id,
-            cv_score=state.evolution_state.best_score,
-            public_score=state.public_score,
-            private_score=state.final_score,
-            rank=state.final_rank,
-            teams=state.teams,
-            percentile=state.percentile,
-            medal=state.medal,
             submission_id=state.final_submission_id,
             submission_path=state.submission_path,
             solution_path=state.solution_path,

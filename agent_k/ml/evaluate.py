@@ -5,18 +5,17 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from agent_k.ml import metrics
-from agent_k.ml.profiling import CVScheme
+from agent_k.competition import Competition, InvalidSubmission, PredictionKind, TaskType, metrics
+from agent_k.competition.research import CVScheme
+from agent_k.competition.submission_format import read_submission
 from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.render import render_solution
 from agent_k.ml.sandbox import Limits, run_sandboxed
-from agent_k.platforms.base import Competition, InvalidSubmission, PredictionKind, TaskType
-from agent_k.platforms.submission_format import read_submission
+from agent_k.store.status import CandidateStatus
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class CompetitionData:
 
 @dataclass
 class Evaluation:
-    status: Literal["succeeded", "failed"]
+    status: CandidateStatus
     runtime_s: float
     cv_mean: float | None = None
     fold_scores: list[float] = field(default_factory=list)
@@ -132,7 +131,7 @@ async def evaluate(
     if folds:
         command += ["--folds", str(folds), "--cv-only"]
     result = await run_sandboxed(command, workdir=workdir, limits=limits)
-    evaluation = Evaluation(status="failed", runtime_s=result.runtime_s, script_path=script)
+    evaluation = Evaluation(status=CandidateStatus.failed, runtime_s=result.runtime_s, script_path=script)
     if not result.ok:
         evaluation.error = f"{result.failure_reason()}\n{result.stderr_tail}".strip()[-2000:]
         return evaluation
@@ -149,5 +148,5 @@ async def evaluate(
     except InvalidSubmission as exc:
         evaluation.error = str(exc)
         return evaluation
-    evaluation.status = "succeeded"
+    evaluation.status = CandidateStatus.succeeded
     return evaluation

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import CompetitionData, Evaluation, evaluate
 from agent_k.ml.harness import evaluate_script
-from agent_k.ml.profiling import CVScheme
 from agent_k.ml.recipes import Script, Solution
 from agent_k.ml.sandbox import Limits
 

@@ -16,13 +16,13 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from agent_k.ml import metrics
+from agent_k.competition import InvalidSubmission, TaskType, metrics
+from agent_k.competition.research import CVScheme
+from agent_k.competition.submission_format import read_submission
 from agent_k.ml.evaluate import CompetitionData, Evaluation
-from agent_k.ml.profiling import CVScheme
 from agent_k.ml.recipes import Script
 from agent_k.ml.sandbox import Limits, run_sandboxed
-from agent_k.platforms.base import InvalidSubmission, TaskType
-from agent_k.platforms.submission_format import read_submission
+from agent_k.store.status import CandidateStatus
 
 
 def _splits(train: pd.DataFrame, data: CompetitionData, cv: CVScheme) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -57,7 +57,7 @@ async def evaluate_script(
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
     script.write_text(solution.source)
-    evaluation = Evaluation(status="failed", runtime_s=0.0, script_path=script)
+    evaluation = Evaluation(status=CandidateStatus.failed, runtime_s=0.0, script_path=script)
     spec = data.spec
     train = pd.read_csv(data.data_dir / "train.csv")
     splits = _splits(train, data, cv)[: folds or cv.n_folds] if folds != 0 else []
@@ -87,7 +87,7 @@ async def evaluate_script(
     except InvalidSubmission as exc:
         evaluation.error = str(exc)
         return _timed(evaluation, started)
-    evaluation.status = "succeeded"
+    evaluation.status = CandidateStatus.succeeded
     return _timed(evaluation, started)
 
 

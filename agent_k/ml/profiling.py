@@ -1,4 +1,4 @@
-"""The data profile Research writes: column types, target, id-like columns, leakage, drift, CV plan."""
+"""Profile a competition's data for Research: column types, target, id-like columns, leakage, drift, CV plan."""
 
 from __future__ import annotations
 
@@ -6,72 +6,23 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
 
-from agent_k.ml.metrics import normalize_labels
-from agent_k.platforms.base import Competition, TaskType
+from agent_k.competition import Competition, TaskType
+from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.research import (
+    ColumnProfile,
+    CVScheme,
+    DriftResult,
+    LeakageSuspect,
+    ResearchFindings,
+    TargetProfile,
+)
 
 LEAKAGE_THRESHOLD = 0.99
 LEAKAGE_SAMPLE_ROWS = 5000
 DATE_SAMPLE_ROWS = 200
 DRIFT_THRESHOLD = 0.1
 DRIFT_P_VALUE = 0.01
-
-
-class ColumnProfile(BaseModel):
-    name: str
-    kind: Literal["numeric", "categorical", "datetime"]
-    missing_fraction: float
-    n_unique: int
-    skew: float | None = None
-    positive: bool = False
-    """Numeric and strictly positive: usable as a ratio's denominator."""
-    single_column_score: float | None = None
-    """Cross-validated score of a small tree on this column alone (see LeakageSuspect)."""
-
-
-class TargetProfile(BaseModel):
-    task: TaskType
-    class_counts: dict[str, int] = Field(default_factory=dict)
-    imbalance_ratio: float | None = None
-    mean: float | None = None
-    std: float | None = None
-    skew: float | None = None
-
-
-class LeakageSuspect(BaseModel):
-    column: str
-    single_column_score: float
-    """Cross-validated balanced accuracy (classification) or R² (regression) of this column alone."""
-
-
-class DriftResult(BaseModel):
-    column: str
-    method: Literal["ks", "tvd"]
-    statistic: float
-    drifted: bool
-
-
-class CVScheme(BaseModel):
-    kind: Literal["stratified_kfold", "kfold"]
-    n_folds: int
-    seed: int = 42
-
-
-class ResearchFindings(BaseModel):
-    n_train: int
-    n_test: int
-    columns: list[ColumnProfile]
-    target: TargetProfile
-    id_like: list[str]
-    leakage_suspects: list[str]
-    leakage_details: list[LeakageSuspect]
-    drift: list[DriftResult]
-    cv: CVScheme
-    model_families: list[str]
-    notes: list[str] = Field(default_factory=list)
-    excluded: list[str] = Field(default_factory=list)
-    """Feature columns the research plan leaves out (agent mode), beside ids and leakage suspects."""
 
 
 def _number(value: object) -> float:

@@ -6,9 +6,9 @@ from functools import cache
 from importlib import resources
 from string import Template
 
-from agent_k.ml.profiling import CVScheme
+from agent_k.competition import Competition, TaskType
+from agent_k.competition.research import CVScheme
 from agent_k.ml.recipes import Ensemble, ModelFamily, ParamValue, Recipe
-from agent_k.platforms.base import Competition, TaskType
 
 _CLASSES: dict[ModelFamily, tuple[str, str, str]] = {
     # family: (module, classifier, regressor)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING
 
 import httpx
 
 from agent_k.config import Settings
+from agent_k.platforms import PLATFORMS
 from agent_k.platforms.base import PlatformAdapter
 
 if TYPE_CHECKING:
     from agent_k.platforms.kaggle import KaggleAdapter
-
-PlatformName = Literal["local", "kaggle"]
-PLATFORMS: tuple[str, ...] = get_args(PlatformName)
 
 
 def check_platform(name: str, settings: Settings) -> None:

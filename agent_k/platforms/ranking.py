@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel
 
+from agent_k.competition import Medal
 from agent_k.platforms.base import LeaderboardEntry
-
-Medal = Literal["gold", "silver", "bronze"]
 
 
 class Standing(BaseModel):

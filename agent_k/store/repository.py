@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,8 +13,8 @@ from sqlmodel import Session, col, select
 
 from agent_k.store.engine import ensure_schema, make_engine
 from agent_k.store.models import CandidateRow, EventRow, MissionRow, SnapshotRow, SubmissionRow, utcnow
+from agent_k.store.status import CLAIMABLE, MissionStatus, StepStatus
 
-TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 EVENTS_CHANNEL = "agent_k_events"
 """PostgreSQL NOTIFY channel: every appended event sends its mission id, so streams wake at once."""
 
@@ -57,8 +56,8 @@ class Store:
         platform: str,
         mode: str,
         budget_s: float,
-        options: dict[str, Any],
-        status: str = "queued",
+        options: str,
+        status: MissionStatus = MissionStatus.queued,
         claimed_by: str | None = None,
         lease_ttl: float = 30.0,
     ) -> MissionRow:
@@ -71,7 +70,7 @@ class Store:
             status=status,
             mode=mode,
             budget_s=budget_s,
-            options=json.dumps(options),
+            options=options,
             created_at=now,
             updated_at=now,
             lease_owner=claimed_by,
@@ -142,7 +141,7 @@ class Store:
         by side."""
         now = utcnow()
         claimable = and_(
-            col(MissionRow.status).in_(("queued", "running")),
+            col(MissionRow.status).in_(tuple(CLAIMABLE)),
             or_(col(MissionRow.lease_owner).is_(None), col(MissionRow.lease_expires_at) < now),
             col(MissionRow.id).not_in(tuple(skip)),
         )
@@ -191,7 +190,7 @@ class Store:
                 connection.execute(
                     update(SnapshotRow)
                     .where(col(SnapshotRow.id) == previous_id)
-                    .values(status="succeeded", finished_at=now)
+                    .values(status=StepStatus.succeeded, finished_at=now)
                 )
             result = connection.execute(
                 insert(SnapshotRow).values(
@@ -200,16 +199,18 @@ class Store:
                     node_kind=node_kind,
                     node_json=node_json,
                     state_json=state_json,
-                    status="running",
+                    status=StepStatus.running,
                     started_at=now,
                 )
             )
             connection.execute(
-                update(MissionRow).where(col(MissionRow.id) == mission_id).values(status="running", updated_at=now)
+                update(MissionRow)
+                .where(col(MissionRow.id) == mission_id)
+                .values(status=MissionStatus.running, updated_at=now)
             )
             return int(result.inserted_primary_key[0])  # type: ignore[index]
 
-    def end_step(self, snapshot_id: int, status: str, error: str | None = None) -> None:
+    def end_step(self, snapshot_id: int, status: StepStatus, error: str | None = None) -> None:
         with self.engine.begin() as connection:
             connection.execute(
                 update(SnapshotRow)
@@ -217,13 +218,15 @@ class Store:
                 .values(status=status, finished_at=utcnow(), error=error)
             )
 
-    def finish_mission(self, mission_id: str, *, last_snapshot_id: int | None, status: str, result: str) -> None:
+    def finish_mission(
+        self, mission_id: str, *, last_snapshot_id: int | None, status: MissionStatus, result: str
+    ) -> None:
         now = utcnow()
         with self.engine.begin() as connection:
             if last_snapshot_id is not None:
                 connection.execute(
                     update(SnapshotRow)
-                    .where(col(SnapshotRow.id) == last_snapshot_id, col(SnapshotRow.status) == "running")
+                    .where(col(SnapshotRow.id) == last_snapshot_id, col(SnapshotRow.status) == StepStatus.running)
                     .values(status=status, finished_at=now)
                 )
             connection.execute(

@@ -6,7 +6,8 @@ from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel
 
 from agent_k.api.deps import PlatformDep
-from agent_k.platforms.base import Competition, CompetitionNotFound, LeaderboardEntry
+from agent_k.competition import Competition
+from agent_k.platforms.base import CompetitionNotFound, LeaderboardEntry
 
 router = APIRouter(prefix="/competitions", tags=["competitions"])
 

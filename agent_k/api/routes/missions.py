@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -12,22 +11,18 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from agent_k.agents.models import ModelUnavailable, build_model
 from agent_k.api.deps import FeedsDep, SettingsDep, StoreDep
 from agent_k.api.schemas import MissionCreate, MissionDetail, MissionPage, MissionSummary
 from agent_k.api.streaming import follow
 from agent_k.mission import control
 from agent_k.mission.document import mission_document
-from agent_k.mission.runner import MissionRunner, MissionSpec
-from agent_k.mission.state import Mode
-from agent_k.platforms.base import CompetitionNotFound, Criteria, PlatformError
-from agent_k.platforms.factory import verify_competition
-from agent_k.platforms.kaggle.credentials import CredentialsMissing
+from agent_k.mission.launch import LaunchError, MissionRequest, launch_spec
+from agent_k.mission.runner import MissionRunner
 from agent_k.store.repository import Store
+from agent_k.store.status import MissionStatus
 
 router = APIRouter(prefix="/missions", tags=["missions"])
 
-MissionStatus = Literal["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"]
 Artifact = Literal["solution.py", "submission.csv"]
 MAX_INT = 2**31 - 1
 """Offsets and seqs beyond a 32-bit integer column are a 422, not a database overflow."""
@@ -57,35 +52,14 @@ async def list_missions(
 )
 async def create_mission(body: MissionCreate, store: StoreDep, settings: SettingsDep) -> MissionSummary:
     """Queue a mission on a known competition; nothing is written when the competition or platform is unusable."""
+    request = MissionRequest(**body.model_dump(exclude={"max_cost"}), max_cost_usd=body.max_cost)
     try:
-        await verify_competition(body.platform, body.competition, settings)
-    except (CompetitionNotFound, CredentialsMissing) as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
-    except PlatformError as exc:  # the platform itself failed (bad credentials, unreachable)
-        raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from exc
-    model = None if body.mode == "workflow" else body.model or settings.model
-    if model is None and body.mode == "agent":
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "mode 'agent' needs a model (or AGENT_K_MODEL)")
-    if model is not None:
-        try:
-            build_model(model)
-        except ModelUnavailable as exc:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
-    mission_id = f"m-{uuid.uuid4().hex[:12]}"
-    spec = MissionSpec(
-        criteria=Criteria(competition=body.competition),
-        mode=Mode(body.mode),
-        time_budget=body.time_budget,
-        keep_columns=tuple(body.keep_columns),
-        platform=body.platform,
-        require_approval=body.require_approval,
-        model=model,
-        max_cost_usd=body.max_cost,
-    )
-    runner = MissionRunner(settings, store)
-    await run_in_threadpool(runner.create, mission_id, spec, queue=True)
-    row = await run_in_threadpool(store.get_mission, mission_id)
-    return MissionSummary.model_validate(row, from_attributes=True)
+        spec = await launch_spec(request, settings)
+    except LaunchError as exc:
+        code = status.HTTP_502_BAD_GATEWAY if exc.platform_failed else status.HTTP_422_UNPROCESSABLE_CONTENT
+        raise HTTPException(code, str(exc)) from exc
+    await run_in_threadpool(MissionRunner(settings, store).create, spec, queue=True)
+    return await _summary(store, spec.mission_id)
 
 
 @router.get("/{mission_id}")

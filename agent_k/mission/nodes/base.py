@@ -8,7 +8,8 @@ from pydantic_graph import BaseNode, End, GraphRunContext
 
 from agent_k.events.models import EventData
 from agent_k.mission.context import GraphContext
-from agent_k.mission.state import MissionResult, MissionState, Phase
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionResult, MissionState
 
 PhaseContext = GraphRunContext[MissionState, GraphContext]
 
@@ -22,8 +23,8 @@ class PhaseNode(BaseNode[MissionState, GraphContext, MissionResult]):
         """Whether this run of the phase has anything for its agent to decide."""
         return self.has_agent
 
-    def emit(self, ctx: PhaseContext, data: EventData) -> None:
-        ctx.deps.events.emit(data, self.phase.value)
+    async def emit(self, ctx: PhaseContext, data: EventData) -> None:
+        await ctx.deps.events.emit(data, self.phase.value)
 
     @staticmethod
     def fail(ctx: PhaseContext, reason: str, detail: str) -> End[MissionResult]:

@@ -6,21 +6,17 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic_graph import End
 
-from agent_k.agents.errors import AgentFailed
+from agent_k.competition import Competition, Criteria
 from agent_k.events.models import Log
+from agent_k.mission.agents import AgentFailed, lobbyist_ranking
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.research import ResearchNode
-from agent_k.mission.state import MissionResult, MissionState, Phase
-from agent_k.platforms.base import Competition, CompetitionNotFound, Criteria
-
-if TYPE_CHECKING:
-    from pydantic_ai.run import AgentRunResult
-
-    from agent_k.agents.deps import AgentDeps
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionResult, MissionState
+from agent_k.platforms.base import CompetitionNotFound
 
 
 def rank_competitions(competitions: list[Competition], criteria: Criteria) -> list[Competition]:
@@ -81,7 +77,7 @@ class DiscoveryNode(PhaseNode):
             return self.fail(ctx, "no_matching_competition", f"no competition fits {criteria.model_dump_json()}")
         if len(matches) > 1:
             try:
-                matches = await _lobbyist_ranking(ctx, matches)
+                matches = await lobbyist_ranking(state, deps, matches)
             except AgentFailed as exc:
                 return self.fail(ctx, "agent_failed", str(exc))
         state.discovered_competitions = [c.id for c in matches]
@@ -95,7 +91,7 @@ class DiscoveryNode(PhaseNode):
         _read_only_copy(paths, data_dir)
         shutil.rmtree(downloads, ignore_errors=True)
         state.data_dir = str(data_dir)
-        self.emit(
+        await self.emit(
             ctx,
             Log(
                 message=f"selected {competition.id}: {competition.task.value}, metric {competition.metric}, "
@@ -103,24 +99,3 @@ class DiscoveryNode(PhaseNode):
             ),
         )
         return ResearchNode()
-
-
-async def _lobbyist_ranking(ctx: PhaseContext, matches: list[Competition]) -> list[Competition]:
-    """The Lobbyist's order of the eligible competitions, or the workflow's when it does not run."""
-    from agent_k.agents.lobbyist import CompetitionRanking, build_lobbyist
-    from agent_k.agents.phase import run_agent, usage_limits
-
-    eligible = [c.id for c in matches]
-
-    async def ask(deps: AgentDeps) -> AgentRunResult[CompetitionRanking]:
-        assert deps.mission.model is not None
-        lobbyist = build_lobbyist(deps.mission.model, eligible)
-        return await lobbyist.run("Rank the eligible competitions.", deps=deps, usage_limits=usage_limits(deps))
-
-    ranking = await run_agent(ctx.state, ctx.deps, Phase.discovery, ask)
-    if ranking is None:
-        return matches
-    by_id = {c.id: c for c in matches}
-    chosen = list(dict.fromkeys(ranking.ranking))
-    ctx.deps.events.emit(Log(message=f"lobbyist chose {chosen[0]}: {ranking.reason}"), Phase.discovery.value)
-    return [by_id[i] for i in chosen] + [c for c in matches if c.id not in chosen]

@@ -9,12 +9,11 @@ import math
 import random
 import statistics
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pydantic_graph import End
 
-from agent_k.agents.errors import AgentFailed
 from agent_k.events.models import EvolutionGeneration
+from agent_k.mission.agents import AgentFailed, evolver_proposals
 from agent_k.mission.blending import blend_reserve_s, final_blend
 from agent_k.mission.candidates import (
     archive,
@@ -26,13 +25,10 @@ from agent_k.mission.candidates import (
 )
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.submission import SubmissionNode
-from agent_k.mission.state import MissionResult, Phase
-from agent_k.ml.search import EXPLORE, PATIENCE, Proposal, improved, propose
-
-if TYPE_CHECKING:
-    from pydantic_ai.run import AgentRunResult
-
-    from agent_k.agents.deps import AgentDeps
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionResult
+from agent_k.ml.search import EXPLORE, PATIENCE, improved, propose
+from agent_k.store.status import CandidateStatus
 
 MIN_GENERATION_S = 2.0
 MIN_CANDIDATE_TIMEOUT_S = 20.0
@@ -61,7 +57,7 @@ class EvolutionNode(PhaseNode):
         outcome = await final_blend(
             deps, state, generation=evolution.generation + 1, timeout_s=deps.budget.remaining(self.phase)
         )
-        self.emit(ctx, outcome)
+        await self.emit(ctx, outcome)
         return SubmissionNode()
 
     async def _generation(self, ctx: PhaseContext) -> None:
@@ -73,8 +69,8 @@ class EvolutionNode(PhaseNode):
         # Candidates of this generation (from a run that crashed mid-generation) are not parents: the same
         # proposals come out again, and the ones already evaluated are taken from the archive.
         generation = evolution.generation + 1
-        history = [c for c in archive(deps, state) if c.generation < generation]
-        runtimes = [c.runtime_s for c in history if c.status == "succeeded" and c.runtime_s]
+        history = [c for c in await archive(deps, state) if c.generation < generation]
+        runtimes = [c.runtime_s for c in history if c.succeeded and c.runtime_s]
         typical = statistics.median(runtimes) if runtimes else MIN_GENERATION_S
         remaining = deps.budget.remaining(self.phase) - blend_reserve_s(history, state)
         parallel = deps.evaluator.parallelism
@@ -92,7 +88,7 @@ class EvolutionNode(PhaseNode):
             rng=random.Random(f"{state.mission_id}:{generation}"),
             explore=EXPLORE if evolution.no_improvement >= 2 else 0.0,
         )
-        proposals = await _with_evolver(ctx, proposals, feature_drops(state), batch)
+        proposals = await evolver_proposals(state, deps, proposals, feature_drops(state), batch)
         if not proposals:
             evolution.stop_reason = "search_space_exhausted"
             return
@@ -110,8 +106,8 @@ class EvolutionNode(PhaseNode):
         )
         evolution.generation = generation
         evolution.evaluated += len(results)
-        evolution.failed += sum(1 for r in results if r.status == "failed")
-        evolution.screened_out += sum(1 for r in results if r.status == "screened_out")
+        evolution.failed += sum(1 for r in results if r.status == CandidateStatus.failed)
+        evolution.screened_out += sum(1 for r in results if r.status == CandidateStatus.screened_out)
         top = best_single(history + results, competition)
         if top is not None and top.cv is not None and improved(top.cv, evolution.best_score, competition):
             evolution.best_score, evolution.best_candidate_key = top.cv, top.key
@@ -119,7 +115,7 @@ class EvolutionNode(PhaseNode):
         else:
             evolution.no_improvement += 1
         allowance = deps.budget.allowance(self.phase)
-        self.emit(
+        await self.emit(
             ctx,
             EvolutionGeneration(
                 generation=generation,
@@ -131,27 +127,3 @@ class EvolutionNode(PhaseNode):
         )
         if evolution.no_improvement >= PATIENCE:
             evolution.stop_reason = "converged"
-
-
-async def _with_evolver(
-    ctx: PhaseContext, proposals: list[Proposal], drops: tuple[str, ...], batch: int
-) -> list[Proposal]:
-    """In agent mode the Evolver's proposals come first and the workflow's fill the generation up."""
-    from agent_k.agents.evolver import EvolverAnswer, build_evolver, to_solution
-    from agent_k.agents.phase import run_agent, usage_limits
-
-    async def ask(deps: AgentDeps) -> AgentRunResult[EvolverAnswer]:
-        assert deps.mission.model is not None
-        evolver = build_evolver(deps.mission.model)
-        return await evolver.run("Propose the next candidates.", deps=deps, usage_limits=usage_limits(deps))
-
-    answer = await run_agent(ctx.state, ctx.deps, Phase.evolution, ask)
-    if answer is None:
-        return proposals
-    candidates = archive(ctx.deps, ctx.state)
-    own: dict[str, Proposal] = {}  # by key: the same proposal twice is evaluated once
-    for proposal in answer.proposals:
-        solution = to_solution(proposal, candidates, drops)
-        own.setdefault(solution.key, Proposal(solution, (proposal.parent,)))
-    workflow = [p for p in proposals if p.recipe.key not in own]
-    return [*own.values(), *workflow[: max(0, batch - len(own))]]

@@ -9,9 +9,10 @@ from pydantic_graph import End
 from agent_k.mission.candidates import ArchivedCandidate, evaluate_proposals, feature_drops, search_history
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.evolution import EvolutionNode
-from agent_k.mission.state import MissionResult, Phase
-from agent_k.ml.recipes import ModelFamily, default_recipe
-from agent_k.ml.search import Proposal, feature_options, ranked
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionResult
+from agent_k.ml.recipes import ModelFamily
+from agent_k.ml.search import Proposal, default_recipe, feature_options, ranked
 
 CHEAP_BASELINE = ModelFamily.linear
 """Runs beside the recommended family, so a tight budget still yields a baseline."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import shutil
 from dataclasses import dataclass
@@ -11,13 +12,15 @@ import pandas as pd
 from pydantic_graph import End
 
 from agent_k._failpoints import failpoint
+from agent_k.competition import Competition, InvalidSubmission, Scores
+from agent_k.competition.submission_format import read_submission
 from agent_k.events.models import Log, SubmissionCreated, SubmissionScored
 from agent_k.mission.candidates import candidate_dir
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
-from agent_k.mission.state import MissionResult, Phase
-from agent_k.platforms.base import Competition, InvalidSubmission, Submission, SubmissionStatus
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionResult
+from agent_k.platforms.base import Submission, SubmissionStatus
 from agent_k.platforms.ranking import team_standing
-from agent_k.platforms.submission_format import read_submission
 from agent_k.platforms.submissions import (
     QuotaExhausted,
     check_quota,
@@ -46,56 +49,44 @@ class SubmissionNode(PhaseNode):
         assert competition is not None and state.data_dir is not None
         if best_key is None:
             return self.fail(ctx, "no_candidate", "nothing to submit")
-        source = candidate_dir(deps.mission_dir, best_key)
         solution, submission_file = deps.mission_dir / "solution.py", deps.mission_dir / "submission.csv"
-        shutil.copyfile(source / "solution.py", solution)
-        shutil.copyfile(source / "submission.csv", submission_file)
         state.solution_path, state.submission_path = str(solution), str(submission_file)
-        test_ids = pd.read_csv(Path(state.data_dir) / "test.csv", usecols=[competition.id_column])
         try:
-            read_submission(submission_file, competition, test_ids[competition.id_column])
+            key = await asyncio.to_thread(
+                _final_files, candidate_dir(deps.mission_dir, best_key), deps.mission_dir, competition, state.data_dir
+            )
         except InvalidSubmission as exc:
             return self.fail(ctx, "invalid_submission", str(exc))
 
-        key = idempotency_key(competition.id, submission_file)
         try:
             submitted, adopted = await self._submit_once(ctx, competition, submission_file, key)
         except QuotaExhausted as exc:
             detail = f"{exc}; the file is ready at {submission_file}; then: agent-k resume {state.mission_id}"
             return self.fail(ctx, "submission_quota_exhausted", detail)
         state.final_submission_id = submitted.id
-        self.emit(ctx, SubmissionCreated(submission_id=submitted.id, idempotency_key=key, adopted=adopted))
+        await self.emit(ctx, SubmissionCreated(submission_id=submitted.id, idempotency_key=key, adopted=adopted))
 
         wait_s = max(0.0, (1 + SCORE_WAIT_SHARE) * deps.budget.total_s - deps.budget.elapsed())
         submitted = await wait_for_score(deps.platform, submitted, timeout_s=wait_s)
         if submitted.status is SubmissionStatus.error:
-            deps.store.update_submission(state.mission_id, key, status="error")
+            await asyncio.to_thread(deps.store.update_submission, state.mission_id, key, status="error")
             reason = f"{deps.platform.name} rejected submission {submitted.id}: {submitted.error}"
             return self.fail(ctx, "submission_error", reason)
-        state.public_score, state.final_score = submitted.public_score, submitted.private_score
+        state.scores = Scores(public_score=submitted.public_score, private_score=submitted.private_score)
         if submitted.status is SubmissionStatus.pending:
-            self.emit(ctx, Log(message=f"submission {submitted.id} is still being scored after {wait_s:.0f} s"))
+            await self.emit(ctx, Log(message=f"submission {submitted.id} is still being scored after {wait_s:.0f} s"))
         else:
             await self._rank(ctx, competition, submitted)
-        deps.store.update_submission(
+        await asyncio.to_thread(
+            deps.store.update_submission,
             state.mission_id,
             key,
             status="scored" if submitted.status is SubmissionStatus.complete else "submitted",
             public_score=submitted.public_score,
             private_score=submitted.private_score,
         )
-        self.emit(
-            ctx,
-            SubmissionScored(
-                submission_id=submitted.id,
-                public_score=submitted.public_score,
-                private_score=submitted.private_score,
-                rank=state.final_rank,
-                teams=state.teams,
-                percentile=state.percentile,
-                medal=state.medal,
-            ),
-        )
+        scores = state.scores.model_copy(update={"cv_score": state.evolution_state.best_score})
+        await self.emit(ctx, SubmissionScored(submission_id=submitted.id, **scores.model_dump()))
         return End(MissionResult.from_state(state))
 
     async def _submit_once(
@@ -103,22 +94,31 @@ class SubmissionNode(PhaseNode):
     ) -> tuple[Submission, bool]:
         """Record the intent first; after a crash, adopt the platform's copy instead of submitting again."""
         state, deps = ctx.state, ctx.deps
-        record = deps.store.record_submission_intent(
-            state.mission_id, competition=competition.id, platform=deps.platform.name, key=key
+        store = deps.store
+        record = await asyncio.to_thread(
+            store.record_submission_intent,
+            state.mission_id,
+            competition=competition.id,
+            platform=deps.platform.name,
+            key=key,
         )
         if record.platform_submission_id:
             return await deps.platform.get_submission(competition.id, record.platform_submission_id), True
         existing = await deps.platform.list_submissions(competition.id)
         adopted = find_by_key(existing, key)
         if adopted is not None:
-            deps.store.update_submission(state.mission_id, key, platform_submission_id=adopted.id, status="submitted")
+            await asyncio.to_thread(
+                store.update_submission, state.mission_id, key, platform_submission_id=adopted.id, status="submitted"
+            )
             return adopted, True
         limit = daily_limit(deps.platform.name, deps.settings.daily_submissions, competition.max_daily_submissions)
         check_quota(existing, limit)
         failpoint("submission.before_submit")
         submitted = await deps.platform.submit(competition.id, file, description(state.mission_id, key), key)
         failpoint("submission.after_submit")
-        deps.store.update_submission(state.mission_id, key, platform_submission_id=submitted.id, status="submitted")
+        await asyncio.to_thread(
+            store.update_submission, state.mission_id, key, platform_submission_id=submitted.id, status="submitted"
+        )
         return submitted, False
 
     async def _rank(self, ctx: PhaseContext, competition: Competition, submitted: Submission) -> None:
@@ -127,7 +127,17 @@ class SubmissionNode(PhaseNode):
         team = submitted.team or platform.team
         place = team_standing(await platform.leaderboard(competition.id), team, maximize=competition.maximize)
         if place is None:
-            self.emit(ctx, Log(message=f"team '{team}' is not on the leaderboard of {competition.id} yet"))
+            await self.emit(ctx, Log(message=f"team '{team}' is not on the leaderboard of {competition.id} yet"))
             return
-        state.final_rank, state.teams = place.rank, place.teams
-        state.percentile, state.medal = place.percentile, place.medal
+        state.scores = state.scores.model_copy(update=place.model_dump())
+
+
+def _final_files(source: Path, mission_dir: Path, competition: Competition, data_dir: str) -> str:
+    """Copy the best candidate's solution and submission into the mission folder, check the submission
+    against the test ids, and return its idempotency key. Raises `InvalidSubmission`."""
+    solution, submission = mission_dir / "solution.py", mission_dir / "submission.csv"
+    shutil.copyfile(source / "solution.py", solution)
+    shutil.copyfile(source / "submission.csv", submission)
+    test_ids = pd.read_csv(Path(data_dir) / "test.csv", usecols=[competition.id_column])
+    read_submission(submission, competition, test_ids[competition.id_column])
+    return idempotency_key(competition.id, submission)

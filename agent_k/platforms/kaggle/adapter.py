@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_k._blocking import run_blocking
+from agent_k.competition import Competition, Criteria, MetricName
 from agent_k.platforms.archive import safe_extract
 from agent_k.platforms.base import (
-    Competition,
     CompetitionNotFound,
-    Criteria,
     LeaderboardEntry,
-    MetricName,
     PlatformError,
     Submission,
     SubmissionStatus,

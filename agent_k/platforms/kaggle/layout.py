@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from agent_k.platforms.base import REGRESSION_METRICS, Competition, MetricName, PlatformError, TaskType
+from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, TaskType
+from agent_k.platforms.base import PlatformError
 from agent_k.platforms.local.materialise import CompetitionInputError, infer_task
 
 _METRIC_NAMES: tuple[tuple[str, MetricName], ...] = (

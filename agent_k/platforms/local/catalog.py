@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from agent_k.platforms.base import MetricName, TaskType
+from agent_k.competition import MetricName, TaskType
 
 
 @dataclass(frozen=True)

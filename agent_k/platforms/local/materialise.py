@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_k.ml.metrics import normalize_labels
-from agent_k.platforms.base import REGRESSION_METRICS, Competition, MetricName, TaskType
+from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, TaskType
+from agent_k.competition.metrics import normalize_labels
 
 SEED = 20241
 TEST_FRACTION = 0.25

@@ -17,13 +17,11 @@ from typing import Any
 import pandas as pd
 
 from agent_k._blocking import run_blocking
-from agent_k.ml import metrics
+from agent_k.competition import Competition, Criteria, MetricName, metrics
+from agent_k.competition.submission_format import read_submission
 from agent_k.platforms.base import (
-    Competition,
     CompetitionNotFound,
-    Criteria,
     LeaderboardEntry,
-    MetricName,
     PlatformError,
     Submission,
     SubmissionStatus,
@@ -31,7 +29,6 @@ from agent_k.platforms.base import (
 )
 from agent_k.platforms.local import materialise
 from agent_k.platforms.local.catalog import BUILTINS
-from agent_k.platforms.submission_format import read_submission
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 

@@ -8,10 +8,49 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agent_k.ml import metrics
-from agent_k.ml.preprocess import as_object_strings, make_preprocessor
-from agent_k.platforms.base import Competition, PredictionKind, TaskType
+from agent_k.competition import Competition, PredictionKind, TaskType, metrics
 from agent_k.platforms.local.materialise import PreparedCompetition
+
+
+def split_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+    numeric = frame.select_dtypes(include="number").columns.tolist()
+    categorical = [c for c in frame.columns if c not in numeric]
+    return numeric, categorical
+
+
+def make_preprocessor(frame: pd.DataFrame, *, scale: bool, one_hot: bool) -> Any:
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+
+    numeric, categorical = split_columns(frame)
+    numeric_steps: list[Any] = [SimpleImputer(strategy="median")]
+    if scale:
+        numeric_steps.append(StandardScaler())
+    encoder = (
+        OneHotEncoder(handle_unknown="infrequent_if_exist", min_frequency=5, sparse_output=False)
+        if one_hot
+        else OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)
+    )
+    return ColumnTransformer(
+        [
+            ("numeric", make_pipeline(*numeric_steps), numeric),
+            ("categorical", make_pipeline(SimpleImputer(strategy="most_frequent"), encoder), categorical),
+        ],
+        verbose_feature_names_out=False,
+    )
+
+
+def as_object_strings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Categorical columns as plain Python strings (sklearn encoders reject mixed str/NaN types)."""
+    _, categorical = split_columns(frame)
+    if not categorical:
+        return frame
+    frame = frame.copy()
+    for column in categorical:
+        frame[column] = frame[column].astype("object").where(frame[column].notna(), None)
+    return frame
 
 
 def _classifiers() -> list[tuple[str, Any, bool]]:

@@ -11,11 +11,18 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent, ModelRetry, RunContext
 
-from agent_k.agents.deps import AgentDeps
-from agent_k.agents.toolbox import phase_agent
+from agent_k.competition import Competition
+from agent_k.events.models import Log
+from agent_k.mission.agents.deps import AgentDeps
+from agent_k.mission.agents.phase import run_agent, usage_limits
+from agent_k.mission.agents.toolbox import phase_agent
+from agent_k.mission.context import GraphContext
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionState
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
+    from pydantic_ai.run import AgentRunResult
 
 
 class CompetitionRanking(BaseModel):
@@ -46,3 +53,21 @@ def _instructions(ctx: RunContext[AgentDeps], eligible: list[str]) -> str:
         f"Competitions that fit them: {eligible}. Inspect them with your tools and rank them: the one where a "
         "strong tabular model can do best within the time budget comes first. Answer with ids from that list only."
     )
+
+
+async def lobbyist_ranking(state: MissionState, mission: GraphContext, matches: list[Competition]) -> list[Competition]:
+    """The Lobbyist's order of the eligible competitions, or the workflow's when it does not run."""
+    eligible = [c.id for c in matches]
+
+    async def ask(deps: AgentDeps) -> AgentRunResult[CompetitionRanking]:
+        assert deps.mission.model is not None
+        lobbyist = build_lobbyist(deps.mission.model, eligible)
+        return await lobbyist.run("Rank the eligible competitions.", deps=deps, usage_limits=usage_limits(deps))
+
+    ranking = await run_agent(state, mission, Phase.discovery, ask)
+    if ranking is None:
+        return matches
+    by_id = {c.id: c for c in matches}
+    chosen = list(dict.fromkeys(ranking.ranking))
+    await mission.events.emit(Log(message=f"lobbyist chose {chosen[0]}: {ranking.reason}"), Phase.discovery.value)
+    return [by_id[i] for i in chosen] + [c for c in matches if c.id not in chosen]

@@ -16,12 +16,13 @@ from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.usage import UsageLimits
 
-from agent_k.agents.deps import AgentDeps
-from agent_k.agents.errors import AgentFailed
-from agent_k.agents.models import ModelUnavailable
-from agent_k.events.models import PhaseFallback
+from agent_k.llm import ModelUnavailable
+from agent_k.mission.agents.deps import AgentDeps
+from agent_k.mission.agents.errors import AgentFailed
 from agent_k.mission.context import GraphContext
-from agent_k.mission.state import MissionState, Mode, Phase
+from agent_k.mission.lifecycle import book_usage, fall_back
+from agent_k.mission.phases import Mode, Phase
+from agent_k.mission.state import MissionState
 
 T = TypeVar("T")
 
@@ -50,7 +51,8 @@ async def run_agent(
         return None
     budget = state.budget
     if state.max_cost_usd is not None and budget.cost_usd >= state.max_cost_usd:
-        _fall_back(state, context, phase, f"cost limit reached (${budget.cost_usd:.6f} of ${state.max_cost_usd})")
+        reason = f"cost limit reached (${budget.cost_usd:.6f} of ${state.max_cost_usd})"
+        await fall_back(state, context, phase, reason)
         return None
     try:
         if context.model is None:
@@ -60,21 +62,12 @@ async def run_agent(
         reason = _reason(exc)
         if state.mode is Mode.agent:
             raise AgentFailed(f"{phase.value} agent failed: {reason}") from exc
-        _fall_back(state, context, phase, reason)
+        await fall_back(state, context, phase, reason)
         return None
     usage = result.usage
-    budget.llm_tokens[phase] = budget.llm_tokens.get(phase, 0) + (usage.total_tokens or 0)
-    budget.llm_requests[phase] = budget.llm_requests.get(phase, 0) + usage.requests
-    budget.cost_usd = round(budget.cost_usd + _cost_usd(result.new_messages()), 8)
+    cost = _cost_usd(result.new_messages())
+    book_usage(state, phase, tokens=usage.total_tokens or 0, requests=usage.requests, cost_usd=cost)
     return result.output
-
-
-def _fall_back(state: MissionState, context: GraphContext, phase: Phase, reason: str) -> None:
-    """The phase runs its workflow path from here on, and says why."""
-    state.phase_modes[phase] = Mode.workflow.value
-    if state.phase_history and state.phase_history[-1].phase == phase:
-        state.phase_history[-1].mode, state.phase_history[-1].fallback = Mode.workflow.value, reason
-    context.events.emit(PhaseFallback(reason=reason), phase.value)
 
 
 def _cost_usd(messages: list[ModelMessage]) -> float:

@@ -17,9 +17,9 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
-from agent_k.agents.deps import AgentDeps
 from agent_k.events.models import ToolNarrowed
-from agent_k.mission.state import Phase
+from agent_k.mission.agents.deps import AgentDeps
+from agent_k.mission.phases import Phase
 
 
 @dataclass
@@ -55,7 +55,7 @@ class PhaseTools:
     def _narrow(self, ctx: RunContext[AgentDeps], tools: list[ToolDefinition]) -> list[ToolDefinition]:
         return [tool for tool in tools if self.allowed(tool.name, ctx.deps.phase)]
 
-    def _explain_refusals(self, ctx: RunContext[AgentDeps], messages: list[ModelMessage]) -> list[ModelMessage]:
+    async def _explain_refusals(self, ctx: RunContext[AgentDeps], messages: list[ModelMessage]) -> list[ModelMessage]:
         for message in messages:
             if not isinstance(message, ModelRequest):
                 continue
@@ -69,7 +69,7 @@ class PhaseTools:
                 part.content = f"Refused: {reason}. Use the tools you were given."
                 if part.tool_call_id not in ctx.deps.refused_calls:
                     ctx.deps.refused_calls.add(part.tool_call_id)
-                    ctx.deps.events.emit(ToolNarrowed(tool=part.tool_name, reason=reason), ctx.deps.phase.value)
+                    await ctx.deps.events.emit(ToolNarrowed(tool=part.tool_name, reason=reason), ctx.deps.phase.value)
         return messages
 
 

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+from agent_k.competition.kinds import PredictionKind
+from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.models import Competition
 
-from agent_k.ml.metrics import normalize_labels
-from agent_k.platforms.base import Competition, InvalidSubmission, PredictionKind
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class InvalidSubmission(ValueError):
+    """The file does not match the competition's submission format; the message is one line saying how."""
 
 
 def read_submission(path: Path, competition: Competition, expected_ids: pd.Series) -> pd.DataFrame:
@@ -16,6 +22,8 @@ def read_submission(path: Path, competition: Competition, expected_ids: pd.Serie
 
     Raises `InvalidSubmission` with a one-line reason for any mismatch.
     """
+    import pandas as pd
+
     try:
         frame = pd.read_csv(path)
     except (OSError, ValueError) as exc:
@@ -25,6 +33,8 @@ def read_submission(path: Path, competition: Competition, expected_ids: pd.Serie
 
 
 def validate_frame(frame: pd.DataFrame, competition: Competition, expected_ids: pd.Series) -> None:
+    import numpy as np
+
     id_col = competition.id_column
     expected_columns = [id_col, *competition.prediction_columns]
     if list(frame.columns) != expected_columns:

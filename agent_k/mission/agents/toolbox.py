@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic_ai import Agent, ModelRetry, RunContext
 
-from agent_k.agents.deps import AgentDeps
-from agent_k.agents.tools import PhaseTools
+from agent_k.competition.research import ResearchFindings
+from agent_k.mission.agents.deps import AgentDeps
+from agent_k.mission.agents.tools import PhaseTools
 from agent_k.mission.candidates import archive
-from agent_k.mission.state import Phase
-from agent_k.ml.profiling import ResearchFindings
+from agent_k.mission.phases import Phase
 from agent_k.ml.recipes import Recipe
 from agent_k.platforms.base import CompetitionNotFound
+from agent_k.store.status import CandidateStatus
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -117,23 +118,23 @@ def mission_tools() -> PhaseTools:
         return {"cv": findings.cv.model_dump(), "recommended_families": findings.model_families}
 
     @tools.tool(Phase.evolution)
-    def candidates_so_far(ctx: RunContext[AgentDeps], limit: int = 10) -> list[dict[str, Any]]:
+    async def candidates_so_far(ctx: RunContext[AgentDeps], limit: int = 10) -> list[dict[str, Any]]:
         """The best evaluated candidates (by our cross-validation), best first, and the latest failures."""
         competition = ctx.deps.state.selected_competition
         assert competition is not None
-        everything = archive(ctx.deps.mission, ctx.deps.state)
-        done = [c for c in everything if c.status == "succeeded" and c.cv is not None]
+        everything = await archive(ctx.deps.mission, ctx.deps.state)
+        done = [c for c in everything if c.succeeded and c.cv is not None]
         done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
-        failed = [c for c in everything if c.status == "failed"][-3:]
+        failed = [c for c in everything if c.status == CandidateStatus.failed][-3:]
         return [
             {"key": c.key, "solution": c.recipe.summary(), "cv": c.cv, "status": c.status, "error": c.error}
             for c in [*done[: max(1, min(limit, 30))], *failed]
         ]
 
     @tools.tool(Phase.evolution)
-    def read_solution(ctx: RunContext[AgentDeps], candidate_key: str) -> dict[str, Any]:
+    async def read_solution(ctx: RunContext[AgentDeps], candidate_key: str) -> dict[str, Any]:
         """A candidate's solution.py source and, for a recipe, the recipe itself (to edit either)."""
-        by_key = {c.key: c for c in archive(ctx.deps.mission, ctx.deps.state)}
+        by_key = {c.key: c for c in await archive(ctx.deps.mission, ctx.deps.state)}
         if candidate_key not in by_key:
             raise ModelRetry(f"no candidate '{candidate_key}'; call candidates_so_far for the keys")
         candidate = by_key[candidate_key]

@@ -12,12 +12,17 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent, ModelRetry, RunContext
 
-from agent_k.agents.deps import AgentDeps
-from agent_k.agents.toolbox import findings_of, phase_agent
+from agent_k.mission.agents.deps import AgentDeps
+from agent_k.mission.agents.phase import run_agent, usage_limits
+from agent_k.mission.agents.toolbox import findings_of, phase_agent
+from agent_k.mission.context import GraphContext
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionState
 from agent_k.ml.recipes import ModelFamily
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
+    from pydantic_ai.run import AgentRunResult
 
 
 class ResearchPlan(BaseModel):
@@ -62,3 +67,14 @@ def _instructions(ctx: RunContext[AgentDeps]) -> str:
         "and a plan: the model families to try, most promising first, and any columns to leave out "
         "(leaks or identifiers). Do not report scores of your own: candidates are measured by cross-validation."
     )
+
+
+async def scientist_plan(state: MissionState, mission: GraphContext) -> ResearchPlan | None:
+    """The Scientist's plan, or None when the phase runs its workflow path."""
+
+    async def ask(deps: AgentDeps) -> AgentRunResult[ResearchPlan]:
+        assert deps.mission.model is not None
+        scientist = build_scientist(deps.mission.model)
+        return await scientist.run("Study the data and plan the modelling.", deps=deps, usage_limits=usage_limits(deps))
+
+    return await run_agent(state, mission, Phase.research, ask)

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from agent_k.events.emitter import EventEmitter
 from agent_k.mission.context import GraphContext
-from agent_k.mission.state import MissionState, Phase
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionState
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The recipe search: untried families first, then MAP-Elites over model family by feature set.
+"""Selection: untried families first, then MAP-Elites over model family by feature set.
 
 Each niche keeps its best recipe. Parents are drawn across niches (the better niches more often), so one
 strong family cannot crowd out the others; children come from mutation, or crossover within a family.
@@ -10,18 +10,11 @@ import random
 from dataclasses import dataclass
 from itertools import combinations
 
-from agent_k.ml.profiling import ResearchFindings
-from agent_k.ml.recipes import (
-    FeatureOptions,
-    ModelFamily,
-    Recipe,
-    Solution,
-    crossover,
-    default_recipe,
-    mutate,
-    random_recipe,
-)
-from agent_k.platforms.base import Competition, TaskType
+from agent_k.competition import Competition, TaskType
+from agent_k.competition.research import ResearchFindings
+from agent_k.ml.recipes import ModelFamily, Recipe, Solution
+from agent_k.ml.search.operators import FeatureOptions, crossover, mutate
+from agent_k.ml.search.space import default_recipe, random_recipe
 
 CROSSOVER_RATE = 0.3
 MIN_IMPROVEMENT = 1e-4

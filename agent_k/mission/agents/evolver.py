@@ -12,13 +12,19 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent, ModelRetry, RunContext
 
-from agent_k.agents.deps import AgentDeps
-from agent_k.agents.toolbox import phase_agent
+from agent_k.mission.agents.deps import AgentDeps
+from agent_k.mission.agents.phase import run_agent, usage_limits
+from agent_k.mission.agents.toolbox import phase_agent
 from agent_k.mission.candidates import ArchivedCandidate, archive
+from agent_k.mission.context import GraphContext
+from agent_k.mission.phases import Phase
+from agent_k.mission.state import MissionState
 from agent_k.ml.recipes import Recipe, Script, Solution
+from agent_k.ml.search import Proposal
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
+    from pydantic_ai.run import AgentRunResult
 
 
 class Edit(BaseModel):
@@ -43,15 +49,38 @@ def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
     agent = phase_agent(model, name="evolver", output_type=EvolverAnswer, instructions=_instructions)
 
     @agent.output_validator
-    def _applicable(ctx: RunContext[AgentDeps], answer: EvolverAnswer) -> EvolverAnswer:
+    async def _applicable(ctx: RunContext[AgentDeps], answer: EvolverAnswer) -> EvolverAnswer:
+        candidates = await archive(ctx.deps.mission, ctx.deps.state)
         for i, proposal in enumerate(answer.proposals):
             try:
-                to_solution(proposal, archive(ctx.deps.mission, ctx.deps.state), drops=())
+                to_solution(proposal, candidates, drops=())
             except ValueError as exc:
                 raise ModelRetry(f"proposal {i}: {exc}") from exc
         return answer
 
     return agent
+
+
+async def evolver_proposals(
+    state: MissionState, mission: GraphContext, proposals: list[Proposal], drops: tuple[str, ...], batch: int
+) -> list[Proposal]:
+    """In agent mode the Evolver's proposals come first and the workflow's fill the generation up."""
+
+    async def ask(deps: AgentDeps) -> AgentRunResult[EvolverAnswer]:
+        assert deps.mission.model is not None
+        evolver = build_evolver(deps.mission.model)
+        return await evolver.run("Propose the next candidates.", deps=deps, usage_limits=usage_limits(deps))
+
+    answer = await run_agent(state, mission, Phase.evolution, ask)
+    if answer is None:
+        return proposals
+    candidates = await archive(mission, state)
+    own: dict[str, Proposal] = {}  # by key: the same proposal twice is evaluated once
+    for proposal in answer.proposals:
+        solution = to_solution(proposal, candidates, drops)
+        own.setdefault(solution.key, Proposal(solution, (proposal.parent,)))
+    workflow = [p for p in proposals if p.recipe.key not in own]
+    return [*own.values(), *workflow[: max(0, batch - len(own))]]
 
 
 def to_solution(proposal: EvolverProposal, candidates: list[ArchivedCandidate], drops: tuple[str, ...]) -> Solution:

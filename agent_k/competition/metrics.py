@@ -1,15 +1,24 @@
-"""Competition metrics, computed by our code from prediction frames (submissions and out-of-fold files)."""
+"""Competition metrics, computed by our code from prediction frames (submissions and out-of-fold files).
+
+NumPy, pandas and scikit-learn are imported inside the functions, so importing the vocabulary stays cheap.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from agent_k.platforms.base import Competition, PredictionKind, TaskType
+from agent_k.competition.kinds import PredictionKind, TaskType
+from agent_k.competition.models import Competition
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def normalize_labels(values: pd.Series) -> pd.Series:
     """Class labels as canonical strings, so `1`, `1.0` and `"1"` from different CSVs compare equal."""
+    import numpy as np
+    import pandas as pd
+
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         numeric = values.astype(float)
         if np.all(np.isfinite(numeric)) and np.all(numeric == np.round(numeric)):
@@ -19,6 +28,7 @@ def normalize_labels(values: pd.Series) -> pd.Series:
 
 def score(competition: Competition, y_true: pd.Series, predictions: pd.DataFrame) -> float:
     """Score rows of `predictions` (aligned with `y_true`) under the competition's metric."""
+    import numpy as np
     from sklearn import metrics as skm
 
     metric = competition.metric

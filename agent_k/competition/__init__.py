@@ -1,0 +1,54 @@
+"""The shared vocabulary of missions, platforms and models: what a competition is, how it is scored, what a
+submission must look like, and what Research finds.
+
+Light at import: the kinds (plain enums) load at once; the pydantic models, on first use of their names.
+NumPy, pandas and scikit-learn load only inside the functions that compute with them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from agent_k.competition.kinds import MAXIMIZED, REGRESSION_METRICS, MetricName, PredictionKind, TaskType
+
+if TYPE_CHECKING:
+    from agent_k.competition import metrics
+    from agent_k.competition.models import Competition, Criteria
+    from agent_k.competition.research import CVScheme, ResearchFindings
+    from agent_k.competition.scores import Medal, Scores
+    from agent_k.competition.submission_format import InvalidSubmission
+
+_LAZY = {
+    "Competition": "models",
+    "Criteria": "models",
+    "CVScheme": "research",
+    "ResearchFindings": "research",
+    "Medal": "scores",
+    "Scores": "scores",
+    "InvalidSubmission": "submission_format",
+}
+
+__all__ = [
+    "MAXIMIZED",
+    "REGRESSION_METRICS",
+    "CVScheme",
+    "Competition",
+    "Criteria",
+    "InvalidSubmission",
+    "Medal",
+    "MetricName",
+    "PredictionKind",
+    "ResearchFindings",
+    "Scores",
+    "TaskType",
+    "metrics",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name == "metrics":
+        return import_module(f"{__name__}.metrics")
+    if name in _LAZY:
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,166 @@
+"""Launching a mission: what a caller asks for (CLI options or an API body) becomes one validated `MissionSpec`.
+
+The CLI, the API and the runner all come through here, so each rule is written once: the mission id, the
+mode and model rules, the competition check, and how a spec is stored with its mission and read back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_k.competition import Criteria, MetricName, TaskType
+from agent_k.config import MAX_TIME_BUDGET_S, Settings
+from agent_k.mission.phases import Mode
+from agent_k.mission.state import BudgetLedger, MissionState
+from agent_k.platforms import PlatformName
+
+if TYPE_CHECKING:
+    from agent_k.store.models import MissionRow
+
+MISSION_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+"""A mission id, whole (matched with `fullmatch`: a trailing newline is no part of an id)."""
+_ROW_COLUMNS = frozenset({"mission_id", "platform", "time_budget"})
+"""Spec fields the mission row keeps in columns of their own; the rest is its `options` JSON."""
+
+
+class LaunchError(Exception):
+    """The request cannot become a mission; the message is one line saying why."""
+
+    def __init__(self, message: str, *, platform_failed: bool = False) -> None:
+        super().__init__(message)
+        self.platform_failed = platform_failed
+        """The platform itself failed (unreachable, refused our credentials), rather than the request."""
+
+
+class MissionRequest(BaseModel):
+    """What a caller may ask for; everything but the competition or criteria has a default."""
+
+    competition: str | None = None
+    task: TaskType | None = None
+    metric: MetricName | None = None
+    max_rows: int | None = None
+    keywords: list[str] = Field(default_factory=list)
+    mode: Mode = Mode.auto
+    model: str | None = None
+    """A pydantic-ai model string; default AGENT_K_MODEL."""
+    platform: PlatformName = "local"
+    time_budget: float | None = None
+    """Seconds for the whole mission; default AGENT_K_TIME_BUDGET."""
+    keep_columns: list[str] = Field(default_factory=list)
+    require_approval: bool = False
+    max_cost_usd: float | None = None
+    mission_id: str | None = None
+    """Default: a new id."""
+
+
+class MissionSpec(BaseModel):
+    """A mission as it was validated: stored with it, so any process can start or resume it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mission_id: str = Field(pattern=f"^{MISSION_ID}$")  # pydantic's Rust regex: `$` is the very end
+    criteria: Criteria
+    mode: Mode = Mode.workflow
+    time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S)
+    keep_columns: tuple[str, ...] = ()
+    platform: PlatformName = "local"
+    require_approval: bool = False
+    model: str | None = None
+    max_cost_usd: float | None = None
+
+    def options(self) -> str:
+        """The `options` JSON of the mission row."""
+        return self.model_dump_json(exclude=set(_ROW_COLUMNS))
+
+    @classmethod
+    def from_row(cls, row: MissionRow) -> MissionSpec:
+        options = json.loads(row.options)
+        return cls.model_validate(
+            {**options, "mission_id": row.id, "platform": row.platform, "time_budget": row.budget_s}
+        )
+
+    def initial_state(self) -> MissionState:
+        return MissionState(
+            mission_id=self.mission_id,
+            criteria=self.criteria,
+            mode=self.mode,
+            keep_columns=list(self.keep_columns),
+            require_approval=self.require_approval,
+            model=self.model,
+            max_cost_usd=self.max_cost_usd,
+            budget=BudgetLedger(total_s=self.time_budget),
+        )
+
+
+def new_mission_id() -> str:
+    return f"m-{uuid.uuid4().hex[:12]}"
+
+
+async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpec:
+    """Check a request once, end to end, and return the spec to create; `LaunchError` says what is wrong.
+
+    Nothing is written here: a request that fails leaves no trace."""
+    mission_id = request.mission_id or new_mission_id()
+    if not re.fullmatch(MISSION_ID, mission_id):
+        raise LaunchError(f"invalid mission id '{mission_id}': use letters, digits, '-', '_' or '.' (at most 64)")
+    time_budget = request.time_budget or settings.time_budget
+    if not 0 < time_budget <= MAX_TIME_BUDGET_S:  # NaN fails both comparisons
+        raise LaunchError(f"the time budget must be more than 0 and at most {MAX_TIME_BUDGET_S:.0f} s (7 days)")
+    model = resolve_model(request.mode, request.model or settings.model)
+    await check_competition(request.platform, request.competition, settings)
+    return MissionSpec(
+        mission_id=mission_id,
+        criteria=Criteria(
+            competition=request.competition,
+            task=request.task,
+            metric=request.metric,
+            max_rows=request.max_rows,
+            keywords=request.keywords,
+        ),
+        mode=request.mode,
+        time_budget=time_budget,
+        keep_columns=tuple(request.keep_columns),
+        platform=request.platform,
+        require_approval=request.require_approval,
+        model=model,
+        max_cost_usd=request.max_cost_usd,
+    )
+
+
+def resolve_model(mode: Mode, model: str | None) -> str | None:
+    """The model the mission will use: none in workflow mode, and one that can be built here otherwise."""
+    from agent_k.llm import ModelUnavailable, build_model
+
+    if mode is Mode.workflow:
+        return None
+    if model is None:
+        if mode is Mode.agent:
+            raise LaunchError("mode 'agent' needs a model: pass one or set AGENT_K_MODEL")
+        return None
+    try:
+        build_model(model)
+    except ModelUnavailable as exc:
+        raise LaunchError(str(exc)) from None
+    return model
+
+
+async def check_competition(platform: str, competition: str | None, settings: Settings) -> None:
+    """The platform is usable from here and, when one is named, has the competition (nothing is downloaded)."""
+    from agent_k.platforms.base import CompetitionNotFound, PlatformError
+    from agent_k.platforms.factory import check_platform, verify_competition
+    from agent_k.platforms.kaggle.credentials import CredentialsMissing
+
+    try:
+        if competition is None:
+            check_platform(platform, settings)
+        else:
+            await verify_competition(platform, competition, settings)
+    except (CompetitionNotFound, CredentialsMissing) as exc:
+        raise LaunchError(str(exc)) from None
+    except PlatformError as exc:
+        raise LaunchError(str(exc), platform_failed=True) from None

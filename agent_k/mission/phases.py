@@ -1,0 +1,19 @@
+"""The five phases of a mission and the modes a phase can run in (plain enums: the CLI offers them cheaply)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Phase(StrEnum):
+    discovery = "discovery"
+    research = "research"
+    prototype = "prototype"
+    evolution = "evolution"
+    submission = "submission"
+
+
+class Mode(StrEnum):
+    auto = "auto"
+    workflow = "workflow"
+    agent = "agent"

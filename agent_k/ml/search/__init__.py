@@ -1,0 +1,36 @@
+"""The evolutionary recipe search: its space, its variation operators, and selection across niches."""
+
+from agent_k.ml.search.operators import FeatureOptions, crossover, mutate
+from agent_k.ml.search.selection import (
+    EXPLORE,
+    PATIENCE,
+    Proposal,
+    Scored,
+    feature_options,
+    improved,
+    niche_elites,
+    propose,
+    ranked,
+)
+from agent_k.ml.search.space import DEFAULTS, SPACE, Choice, Param, default_recipe, random_recipe
+
+__all__ = [
+    "DEFAULTS",
+    "EXPLORE",
+    "PATIENCE",
+    "SPACE",
+    "Choice",
+    "FeatureOptions",
+    "Param",
+    "Proposal",
+    "Scored",
+    "crossover",
+    "default_recipe",
+    "feature_options",
+    "improved",
+    "mutate",
+    "niche_elites",
+    "propose",
+    "random_recipe",
+    "ranked",
+]
