@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -24,6 +25,9 @@ class Settings(BaseSettings):
     workers: int = Field(default=0, ge=0, description="parallel candidate evaluations; 0 means one per core")
     executor: str | None = Field(default=None, description="'local' or tcp://HOST:PORT of a Dask scheduler")
     candidate_memory_mb: int = Field(default=4096, ge=256)
+    sandbox: Literal["auto", "bwrap", "basic"] = Field(
+        default="auto", description="bwrap: bubblewrap or nothing; basic: without it; auto: bubblewrap where it runs"
+    )
     lease_ttl: float = Field(default=30.0, gt=0)
     api_token: SecretStr | None = Field(default=None, description="bearer token the API requires, if set")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed to call the API from a browser")
@@ -36,6 +40,26 @@ class Settings(BaseSettings):
     daily_submissions: int | None = Field(
         default=None, ge=1, description="submissions per UTC day; default: the platform's own limit (Kaggle: 5)"
     )
+
+    @field_validator("api_token", mode="after")
+    @classmethod
+    def _empty_token_is_none(cls, value: SecretStr | None) -> SecretStr | None:
+        return value if value is not None and value.get_secret_value().strip() else None
+
+    @field_validator("database_url", mode="after")
+    @classmethod
+    def _parseable_url(cls, value: str | None) -> str | None:
+        """A malformed URL is a clear setting error now, not a traceback when the store first opens."""
+        if value is None:
+            return None
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            make_url(value).port  # noqa: B018 (parsing the port is the check)
+        except (ArgumentError, ValueError) as exc:
+            raise ValueError(f"not a database URL ({str(exc).splitlines()[0]})") from None
+        return value
 
     @field_validator("home", mode="after")
     @classmethod

@@ -21,6 +21,8 @@ from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
 POSTGRES_ENV = "AGENT_K_TEST_POSTGRES_URL"
+REQUIRE_TOOLS_ENV = "AGENT_K_TEST_REQUIRE_TOOLS"
+"""CI sets it: a test whose system tool (bwrap, chromium) is missing fails there instead of skipping."""
 CACHED_COMPETITIONS = ("penguins", "wine", "titanic", "diabetes")
 AGENT_K = str(Path(sys.executable).parent / "agent-k")
 
@@ -98,6 +100,49 @@ def store(database_url: str) -> Iterator[Store]:
 @pytest.fixture
 def settings(home: Path, database_url: str) -> Settings:
     return Settings(home=home, database_url=database_url, workers=2)
+
+
+def need_tool(problem: str | None) -> None:
+    """Skip (or, in CI, fail) a test whose system tool cannot run here; `problem` says why, or is None."""
+    if problem is None:
+        return
+    if os.environ.get(REQUIRE_TOOLS_ENV):
+        pytest.fail(f"{REQUIRE_TOOLS_ENV} is set but {problem}")
+    pytest.skip(problem)
+
+
+@pytest.fixture(params=["bwrap", "basic"])
+def sandbox_kind(request: pytest.FixtureRequest) -> str:
+    """Each sandbox in turn; bubblewrap only where it can run."""
+    if request.param == "bwrap":
+        from agent_k.ml.sandbox import bwrap
+
+        need_tool(bwrap.problem())
+    return str(request.param)
+
+
+def processes_with(token: str) -> list[int]:
+    """Host pids of live (non-zombie) processes whose command line holds `token` (sandboxed ones included:
+    their working folders are not the host's, their command lines are)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            holds = token in (proc / "cmdline").read_bytes().decode(errors="replace")
+            if holds and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def wait_until_gone(token: str, seconds: float = 5.0) -> list[int]:
+    """Wait for every process holding `token` to die (an orphan lingers until init reaps it); those left."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while (alive := processes_with(token)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
 
 
 @dataclass

@@ -63,7 +63,7 @@ def test_follow_a_mission_through_the_approval_gate_with_many_subscribers(
             "error": "awaiting approval",
         }
         assert not any(f.done() for f in followers), "streams stay open while the mission waits"
-        approved = httpx.post(f"{api}/missions/live/approve")
+        approved = httpx.post(f"{api}/missions/live/approve", json={})
         assert approved.status_code == 200 and approved.json()["status"] == "queued"
         streams = [f.result(timeout=60) for f in followers]
 
@@ -90,8 +90,8 @@ def test_follow_a_mission_through_the_approval_gate_with_many_subscribers(
     assert solution.status_code == 200 and solution.text == Path(detail["state"]["solution_path"]).read_text()
     page = httpx.get(f"{api}/missions", params={"status": "succeeded", "limit": 1}).json()
     assert [m["id"] for m in page["items"]] == ["live"] and page["next_offset"] is None
-    assert httpx.post(f"{api}/missions/live/approve").status_code == 409
-    assert httpx.post(f"{api}/missions/live/cancel").status_code == 409
+    assert httpx.post(f"{api}/missions/live/approve", json={}).status_code == 409
+    assert httpx.post(f"{api}/missions/live/cancel", json={}).status_code == 409
 
 
 def test_unknown_ids_and_bad_queries(api: str) -> None:
@@ -99,7 +99,7 @@ def test_unknown_ids_and_bad_queries(api: str) -> None:
         response = httpx.get(api + path)
         assert response.status_code == 404 and "nope" in response.json()["detail"]
     for action in ("cancel", "resume", "approve", "reject"):
-        response = httpx.post(f"{api}/missions/nope/{action}")
+        response = httpx.post(f"{api}/missions/nope/{action}", json={})
         assert response.status_code == 404 and "nope" in response.json()["detail"]
     assert httpx.get(f"{api}/missions").json()["items"] == [], "a 404 leaves nothing behind"
     assert httpx.get(f"{api}/competitions/nope").status_code == 404

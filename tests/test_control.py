@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import threading
 import time
+import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from pydantic_graph import End
@@ -24,10 +23,12 @@ from agent_k.mission.nodes.base import PhaseContext
 from agent_k.mission.phases import Phase
 from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import MissionResult
-from agent_k.ml.sandbox import Limits, run_sandboxed
+from agent_k.ml.sandbox import Job, Limits, run_sandboxed
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
-from tests.conftest import run_cli
+from tests.conftest import processes_with, run_cli, wait_until_gone
+
+SLEEPER_TOKEN = f"sleeper-{uuid.uuid4().hex}"
 
 
 @dataclass
@@ -38,8 +39,10 @@ class SleepyEvolution(PhaseNode):
 
     async def run(self, ctx: PhaseContext) -> StandInSubmission:
         if not (ctx.deps.settings.home / "fast").exists():
-            child = [sys.executable, "-c", "import time; time.sleep(60)"]
-            await run_sandboxed(child, workdir=ctx.deps.mission_dir / "sleeper", limits=Limits(timeout_s=90))
+            sleeper = ctx.deps.mission_dir / "sleeper.py"
+            sleeper.write_text("import time; time.sleep(60)\n")
+            job = Job(script=sleeper, data=ctx.deps.mission_dir, args=(SLEEPER_TOKEN,))
+            await run_sandboxed(job, workdir=ctx.deps.mission_dir / "sleeper", limits=Limits(timeout_s=90))
         ctx.state.evolution_state.best_score = 0.9
         return StandInSubmission()
 
@@ -77,19 +80,6 @@ def _types(store: Store, mission_id: str) -> list[str]:
     return [e.type for e in store.events_after(mission_id)]
 
 
-def _processes_under(directory: Path) -> list[int]:
-    """Live processes whose working directory is inside `directory`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "cwd").readlink().is_relative_to(directory):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 def test_cancel_stops_the_running_step_and_kills_its_sandboxed_children(settings: Settings, store: Store) -> None:
     runner = _create(settings, store, "busy")
     mission_dir = settings.missions_dir / "busy"
@@ -97,7 +87,7 @@ def test_cancel_stops_the_running_step_and_kills_its_sandboxed_children(settings
     thread = threading.Thread(target=lambda: outcome.append(asyncio.run(runner.run("busy"))))
     thread.start()
     deadline = time.monotonic() + 30
-    while not _processes_under(mission_dir / "sleeper"):
+    while not processes_with(SLEEPER_TOKEN):
         assert time.monotonic() < deadline and thread.is_alive(), "the sandboxed child never started"
         time.sleep(0.05)
 
@@ -106,7 +96,7 @@ def test_cancel_stops_the_running_step_and_kills_its_sandboxed_children(settings
     assert not thread.is_alive(), "the runner did not stop"
     [result] = outcome
     assert result.status == "cancelled" and not result.success
-    assert _processes_under(mission_dir) == [], "sandboxed children outlived the cancel"
+    assert wait_until_gone(SLEEPER_TOKEN) == [], "sandboxed children outlived the cancel"
 
     row = store.get_mission("busy")
     assert row is not None and row.status == "cancelled" and row.lease_owner is None

@@ -13,7 +13,7 @@ LAYERS = (
     ("mission",),
     ("ml", "platforms"),
     ("competition", "store", "events"),
-    ("config", "llm", "_blocking", "_failpoints"),
+    ("config", "secrets", "llm", "_blocking", "_failpoints"),
 )
 """Top to bottom: a package may import the floors below it, and its own floor where no cycle results."""
 

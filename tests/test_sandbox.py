@@ -1,78 +1,92 @@
-"""The candidate sandbox (DESIGN §8): process group, timeout, scrubbed environment, no network."""
+"""The candidate sandbox (DESIGN §8), in bubblewrap and in the basic isolation: timeouts kill everything, the
+environment is scrubbed, there is no network, memory and tasks are capped, outputs come back safely. The
+hostile candidates of `test_hostile.py` go further."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
+import tarfile
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
-from agent_k.ml.sandbox import Limits, SandboxResult, network_isolation_available, run_sandboxed
+from agent_k.ml.sandbox import Job, Limits, SandboxResult, bwrap, network_isolation_available, run_sandboxed
+from agent_k.ml.sandbox.bwrap import WORK
+from agent_k.ml.sandbox.cgroups import available
+from agent_k.ml.sandbox.outputs import LOG_TAIL_BYTES, extract
+from tests.conftest import need_tool, wait_until_gone
 
 
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (an orphan's zombie lingers until init reaps it)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
-def _run(tmp_path: Path, code: str, **limits: object) -> tuple[object, Path]:
-    script = tmp_path / "candidate.py"
+def _run(
+    tmp_path: Path, code: str, sandbox: str, *, outputs: tuple[str, ...] = (), **limits: object
+) -> tuple[SandboxResult, Path]:
+    script, data, workdir = tmp_path / "candidate.py", tmp_path / "data", tmp_path / "work"
     script.write_text(textwrap.dedent(code))
-    workdir = tmp_path / "work"
-    result = asyncio.run(
-        run_sandboxed([sys.executable, str(script)], workdir=workdir, limits=Limits(**{"timeout_s": 30, **limits}))
-    )
-    return result, workdir
+    data.mkdir(exist_ok=True)
+    (data / "train.csv").write_text("id,y\n1,2\n")
+    job = Job(script=script, data=data, outputs=outputs)
+    settings = {"timeout_s": 30, "sandbox": sandbox, **limits}
+    return asyncio.run(run_sandboxed(job, workdir=workdir, limits=Limits(**settings))), workdir  # type: ignore[arg-type]
 
 
-def test_a_hanging_candidate_and_its_children_are_killed(tmp_path: Path) -> None:
-    pid_file = tmp_path / "child.pid"
+def test_a_hanging_candidate_and_its_children_are_killed(tmp_path: Path, sandbox_kind: str) -> None:
+    token = uuid.uuid4().hex
     started = time.monotonic()
     result, _ = _run(
         tmp_path,
         f"""
         import subprocess, sys, time
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-        open({str(pid_file)!r}, "w").write(str(child.pid))
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", "{token}"], start_new_session=True)
         time.sleep(600)
         """,
+        sandbox_kind,
         timeout_s=3,
     )
     assert result.timed_out and not result.ok and result.failure_reason() == "timed out"
     assert time.monotonic() - started < 15
-    child = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
-    while _running(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _running(child)
+    assert wait_until_gone(token) == []
 
 
-def test_the_environment_is_scrubbed_and_home_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_is_scrubbed_and_the_data_is_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox_kind: str
+) -> None:
     monkeypatch.setenv("KAGGLE_KEY", "super-secret-key")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     result, workdir = _run(
         tmp_path,
         """
-        import os
+        import argparse, os
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--data")
+        data = parser.parse_args().data
         print(sorted(os.environ))
         print("HOME", os.environ["HOME"], "CWD", os.getcwd())
+        print("DATA", open(os.path.join(data, "train.csv")).read().splitlines()[0])
+        try:
+            open(os.path.join(data, "train.csv"), "a").write("1,1\\n")
+            print("DATA WRITABLE")
+        except OSError:
+            print("DATA READ-ONLY")
         """,
+        sandbox_kind,
     )
     assert result.ok, result.stderr_tail
     assert "KAGGLE_KEY" not in result.stdout_tail and "OPENAI_API_KEY" not in result.stdout_tail
     assert "secret" not in result.stdout_tail
-    assert f"HOME {workdir} CWD {workdir}" in result.stdout_tail
+    home = WORK if sandbox_kind == "bwrap" else str(workdir)
+    assert f"HOME {home} CWD {home}" in result.stdout_tail
+    assert "DATA id,y" in result.stdout_tail
+    if sandbox_kind == "bwrap":  # the basic sandbox leaves file permissions to the data's owner
+        assert "DATA READ-ONLY" in result.stdout_tail
+        assert (tmp_path / "data" / "train.csv").read_text() == "id,y\n1,2\n"
 
 
-@pytest.mark.skipif(not network_isolation_available(), reason="unshare --net is not permitted on this machine")
-def test_candidates_have_no_network(tmp_path: Path) -> None:
+def test_candidates_have_no_network(tmp_path: Path, sandbox_kind: str) -> None:
+    if sandbox_kind == "basic" and not network_isolation_available():
+        pytest.skip("unshare --net is not permitted on this machine (the basic sandbox then has network)")
     result, _ = _run(
         tmp_path,
         """
@@ -81,64 +95,123 @@ def test_candidates_have_no_network(tmp_path: Path) -> None:
         s.settimeout(2)
         s.connect(("127.0.0.1", 5432))
         """,
+        sandbox_kind,
     )
     assert not result.ok
-    assert "OSError" in result.stderr_tail or "unreachable" in result.stderr_tail.lower()
+    assert "ConnectionRefusedError" in result.stderr_tail or "unreachable" in result.stderr_tail.lower()
 
 
-def test_memory_limit_turns_a_hog_into_a_failure(tmp_path: Path) -> None:
-    result, _ = _run(tmp_path, "block = bytearray(2 * 1024 ** 3)\n", memory_mb=512)
+def test_memory_limit_turns_a_hog_into_a_failure(tmp_path: Path, sandbox_kind: str) -> None:
+    result, _ = _run(tmp_path, "block = bytearray(2 * 1024 ** 3)\n", sandbox_kind, memory_mb=512)
     assert not result.ok
     assert "MemoryError" in result.stderr_tail
 
 
-def test_a_crash_reports_its_error_line(tmp_path: Path) -> None:
-    result, _ = _run(tmp_path, "raise ValueError('bad feature')\n")
+def test_memory_is_capped_across_all_of_a_candidates_processes(tmp_path: Path, sandbox_kind: str) -> None:
+    """Four processes of 200 MB each stay under a 512 MB address-space limit apiece, but not under the 512 MB
+    the candidate has in all: the memory cgroup kills one of them."""
+    if "memory" not in available():
+        pytest.skip("no writable memory cgroup here: each process is capped by RLIMIT_AS only")
+    result, _ = _run(
+        tmp_path,
+        """
+        import multiprocessing, time
+        def hold():
+            block = bytearray(200 * 1024 ** 2)
+            block[::4096] = b"x" * len(block[::4096])
+            time.sleep(5)
+        workers = [multiprocessing.Process(target=hold) for _ in range(4)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert all(w.exitcode == 0 for w in workers), [w.exitcode for w in workers]
+        """,
+        sandbox_kind,
+        memory_mb=512,
+    )
+    assert not result.ok
+    assert result.out_of_memory and result.failure_reason() == "killed: out of memory (over its memory cap)"
+
+
+def test_a_crash_reports_its_error_line(tmp_path: Path, sandbox_kind: str) -> None:
+    result, _ = _run(tmp_path, "raise ValueError('bad feature')\n", sandbox_kind)
     assert result.returncode == 1
     assert result.failure_reason() == "exit code 1: ValueError: bad feature"
 
 
-def test_a_fork_bomb_is_capped_and_all_its_processes_die(tmp_path: Path) -> None:
+def test_a_fork_bomb_is_capped_and_all_its_processes_die(tmp_path: Path, sandbox_kind: str) -> None:
     """Bounded at 600 children, so even a broken guard could not take the machine down."""
-    pids_file = tmp_path / "pids.txt"
+    token = uuid.uuid4().hex
     result, _ = _run(
         tmp_path,
         f"""
-        import os, time
-        children = []
+        import os, sys, time
+        made = 0
         try:
             for _ in range(600):
-                pid = os.fork()
-                if pid == 0:
-                    time.sleep(60)
-                    os._exit(0)
-                children.append(pid)
+                if os.fork() == 0:
+                    os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)", "{token}"])
+                made += 1
         finally:
-            open({str(pids_file)!r}, "w").write(" ".join(map(str, children)))
+            print("made", made, flush=True)
         """,
+        sandbox_kind,
         processes=64,
         timeout_s=20,
     )
-    children = [int(p) for p in pids_file.read_text().split()]
     assert not result.ok
     assert "BlockingIOError" in result.stderr_tail or "Resource temporarily unavailable" in result.stderr_tail
-    assert 0 < len(children) < 64
-    deadline = time.monotonic() + 5
-    while any(_running(c) for c in children) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(_running(c) for c in children)
+    made = int(result.stdout_tail.split("made")[-1])
+    assert 0 < made < 64
+    assert wait_until_gone(token) == []
 
 
-def test_parallel_candidates_each_keep_their_own_limits(tmp_path: Path) -> None:
-    """Candidates started together must not disturb each other's setup (each gets its own cgroup)."""
-    script = tmp_path / "quick.py"
+def test_outputs_come_back_and_links_and_fifos_do_not(tmp_path: Path) -> None:
+
+    need_tool(bwrap.problem())
+    result, workdir = _run(
+        tmp_path,
+        """
+        import os
+        open("good.csv", "w").write("a,b\\n1,2\\n")
+        os.symlink("/etc/passwd", "link.csv")
+        os.mkfifo("fifo.csv")
+        """,
+        "bwrap",
+        outputs=("good.csv", "link.csv", "fifo.csv", "missing.csv"),
+    )
+    assert result.ok, result.stderr_tail
+    assert (workdir / "good.csv").read_text() == "a,b\n1,2\n"
+    assert result.left_out["link.csv"] == "link.csv is a link" and not (workdir / "link.csv").exists()
+    assert result.left_out["fifo.csv"] == "fifo.csv is a FIFO" and not (workdir / "fifo.csv").exists()
+    assert "missing.csv" not in result.left_out and not (workdir / "missing.csv").exists()
+
+
+def test_an_oversized_output_is_left_out_and_a_log_keeps_its_tail(tmp_path: Path) -> None:
+    archive, payload = tmp_path / "outputs.tar", tmp_path / "payload"
+    with tarfile.open(archive, "w") as tar:
+        for name, size in (("big.csv", 3000), ("ok.csv", 10), ("stderr.log", 100_000), ("../escape.csv", 5)):
+            payload.write_bytes(bytes(range(256)) * (size // 256) + b"e" * (size % 256))
+            tar.add(payload, arcname=name)
+    wanted = frozenset({"big.csv", "ok.csv", "stderr.log", "../escape.csv"})
+    left_out = extract(archive, tmp_path / "out", wanted, max_file_bytes=1000, logs=frozenset({"stderr.log"}))
+    assert left_out == {"big.csv": "big.csv is 3,000 bytes, over the 1,000-byte cap"}
+    assert (tmp_path / "out" / "ok.csv").stat().st_size == 10
+    log = (tmp_path / "out" / "stderr.log").read_bytes()
+    assert len(log) == LOG_TAIL_BYTES and log.endswith(b"e" * (100_000 % 256))
+    assert not (tmp_path / "escape.csv").exists()
+
+
+def test_parallel_candidates_each_keep_their_own_limits(tmp_path: Path, sandbox_kind: str) -> None:
+    """Candidates started together must not disturb each other's setup (each gets its own cgroups)."""
+    script, data = tmp_path / "quick.py", tmp_path / "data"
     script.write_text("print('ok')\n")
+    data.mkdir()
 
     async def many() -> list[SandboxResult]:
-        runs = [
-            run_sandboxed([sys.executable, str(script)], workdir=tmp_path / f"w{i}", limits=Limits(timeout_s=30))
-            for i in range(8)
-        ]
+        limits = Limits(timeout_s=30, sandbox=sandbox_kind)  # type: ignore[arg-type]
+        runs = [run_sandboxed(Job(script, data), workdir=tmp_path / f"w{i}", limits=limits) for i in range(8)]
         return list(await asyncio.gather(*runs))
 
     results = asyncio.run(many())

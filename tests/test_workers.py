@@ -96,7 +96,7 @@ def test_posted_missions_run_wait_for_approval_across_a_restart_and_cancel(home:
         while not _processes_under(mission_dir):
             assert time.monotonic() < deadline, "no candidate ever ran"
             time.sleep(0.05)
-        cancelling = httpx.post(f"{api.base}/missions/{doomed['id']}/cancel")
+        cancelling = httpx.post(f"{api.base}/missions/{doomed['id']}/cancel", json={})
         assert cancelling.status_code == 202 and cancelling.json()["cancel_requested_at"] is not None
         events = read_stream(f"{api.base}/missions/{doomed['id']}/events")
         assert events[-1]["event"] == "mission.cancelled"

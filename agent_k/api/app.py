@@ -6,11 +6,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 
 from agent_k.api.deps import require_token
+from agent_k.api.errors import validation_error
 from agent_k.api.feeds import EventFeeds
 from agent_k.api.routes import competitions, health, missions
+from agent_k.api.security import RequestGuard
 from agent_k.config import Settings
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
@@ -37,8 +40,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Missions that enter ML competitions: launch them, follow their phases, read their results.",
         lifespan=lifespan,
     )
+    app.add_exception_handler(RequestValidationError, validation_error)
     if settings.cors_origins:  # closed unless origins are configured
-        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "X-Agent-K"],
+        )
+    app.add_middleware(RequestGuard, loopback_only=settings.api_token is None)
     app.include_router(health.router)
     secured = [Depends(require_token)]
     app.include_router(missions.router, dependencies=secured)

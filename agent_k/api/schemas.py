@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_k.config import MAX_TIME_BUDGET_S
+from agent_k.mission.launch import COMPETITION_ID
 from agent_k.mission.phases import Mode
 from agent_k.platforms import PlatformName
 from agent_k.store.status import MissionStatus
@@ -55,13 +56,20 @@ class MissionCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    competition: str = Field(min_length=1, max_length=128)
-    time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S, description="seconds")
+    competition: str = Field(pattern=f"^{COMPETITION_ID}$", max_length=100)
+    time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S, allow_inf_nan=False, description="seconds")
     mode: Mode = Mode.auto
     model: str | None = Field(
         default=None, max_length=200, description="pydantic-ai model string for agent mode [default: AGENT_K_MODEL]"
     )
     platform: PlatformName = "local"
-    keep_columns: list[str] = Field(default_factory=list, description="leakage suspects to keep as features")
+    keep_columns: list[Annotated[str, Field(max_length=256)]] = Field(
+        default_factory=list, max_length=1000, description="leakage suspects to keep as features"
+    )
     require_approval: bool = Field(default=False, description="stop before Submission until approved")
-    max_cost: float | None = Field(default=None, ge=0, description="USD the agents may spend (agent mode)")
+    max_cost: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="USD the agents may spend (agent mode)"
+    )
+    allow_unsandboxed_code: bool = Field(
+        default=False, description="where bubblewrap cannot run, model-written code may run in the basic sandbox"
+    )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from agent_k.cli import admin, competitions, control, missions, run, serve, worker
+from agent_k.cli.common import print_error
 
 app = typer.Typer(
     name="agent-k",
@@ -26,4 +29,19 @@ app.add_typer(admin.db_app, name="db")
 
 
 def main() -> None:
-    app()
+    """The console script. A usage error (an unknown option, a value out of range) is one line on stderr and
+    exit code 2, like every input error of ours; `--help` and a bare group still print their help."""
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(130)
+    except NoArgsIsHelpError as exc:
+        sys.stdout.write(exc.format_message() + "\n")
+        sys.exit(exc.exit_code)
+    except ClickException as exc:
+        print_error(" ".join(exc.format_message().split()))
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -19,9 +19,13 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
+def print_error(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def fail_input(message: str) -> NoReturn:
     """A usage or input error: one line on stderr, exit code 2."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    print_error(message)
     raise typer.Exit(EXIT_USAGE)
 
 

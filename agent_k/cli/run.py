@@ -114,6 +114,10 @@ def run(
     require_approval: Annotated[
         bool, typer.Option(help="stop before Submission until `agent-k approve ID` (or reject)")
     ] = False,
+    allow_unsandboxed_code: Annotated[
+        bool,
+        typer.Option(help="where bubblewrap cannot run, let model-written code run in the basic sandbox anyway"),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""
@@ -133,6 +137,7 @@ def run(
         keep_columns=keep_columns or [],
         require_approval=require_approval,
         max_cost_usd=max_cost,
+        allow_unsandboxed_code=allow_unsandboxed_code,
         mission_id=mission_id,
     )
     try:

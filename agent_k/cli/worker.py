@@ -41,10 +41,12 @@ def worker(
     poll: Annotated[float, typer.Option(min=0.05, help="seconds between looks for queued missions")] = 1.0,
 ) -> None:
     """Claim queued missions (and missions whose worker died) and run them, one at a time."""
+    from agent_k.secrets import collect, scrub_logs
     from agent_k.worker import Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = load_settings()
+    scrub_logs(collect(settings))
     store = open_store(settings)
     lock = _sole_sqlite_worker(settings.resolved_database_url)
     runner = Worker(settings, store, poll_s=poll)

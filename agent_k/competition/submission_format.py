@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from agent_k.competition.kinds import PredictionKind
 from agent_k.competition.metrics import normalize_labels
@@ -17,15 +17,15 @@ class InvalidSubmission(ValueError):
     """The file does not match the competition's submission format; the message is one line saying how."""
 
 
-def read_submission(path: Path, competition: Competition, expected_ids: pd.Series) -> pd.DataFrame:
-    """Read and validate `path`; return it indexed by id in the order of `expected_ids`.
+def read_submission(source: Path | IO[bytes], competition: Competition, expected_ids: pd.Series) -> pd.DataFrame:
+    """Read and validate a submission file; return it indexed by id in the order of `expected_ids`.
 
     Raises `InvalidSubmission` with a one-line reason for any mismatch.
     """
     import pandas as pd
 
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(source)
     except (OSError, ValueError) as exc:
         raise InvalidSubmission(f"cannot read submission file: {exc}") from exc
     validate_frame(frame, competition, expected_ids)

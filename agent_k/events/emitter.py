@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from agent_k.events.models import Event, EventData
+from agent_k.secrets import Scrubber
 from agent_k.store.repository import Store
 
 log = logging.getLogger(__name__)
@@ -23,9 +24,11 @@ class EventEmitter:
     a reader following the store never sees a later seq before an earlier one.
     """
 
-    def __init__(self, store: Store, mission_id: str, last_seq: int) -> None:
+    def __init__(self, store: Store, mission_id: str, last_seq: int, scrub: Scrubber | None = None) -> None:
         self.store = store
         self.mission_id = mission_id
+        self.scrub = scrub or Scrubber()
+        """Applied to every payload before it is stored or handed on: no secret leaves in an event."""
         self._seq = last_seq
         self._subscribers: list[Subscriber] = []
         self._lock = asyncio.Lock()
@@ -33,14 +36,18 @@ class EventEmitter:
         """A write whose emitter was cancelled; it goes on in its thread, and the next emit waits for it."""
 
     @classmethod
-    async def open(cls, store: Store, mission_id: str) -> EventEmitter:
-        return cls(store, mission_id, await asyncio.to_thread(store.last_event_seq, mission_id))
+    async def open(cls, store: Store, mission_id: str, scrub: Scrubber | None = None) -> EventEmitter:
+        return cls(store, mission_id, await asyncio.to_thread(store.last_event_seq, mission_id), scrub)
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber)
 
     async def emit(self, data: EventData, phase: str | None = None) -> Event:
+        raw = data.model_dump_json()
+        payload = self.scrub(raw)
+        if payload != raw:
+            data = type(data).model_validate_json(payload)
         async with self._lock:
             await self._settle()
             event = Event(
@@ -58,7 +65,7 @@ class EventEmitter:
                     seq=event.seq,
                     type=event.type,
                     phase=phase,
-                    payload=data.model_dump_json(),
+                    payload=payload,
                     ts=event.ts,
                 )
             )

@@ -9,18 +9,26 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import IO
 
 from agent_k._blocking import run_blocking
 from agent_k.competition import InvalidSubmission
 from agent_k.events.models import EvolutionEnsemble
-from agent_k.mission.candidates import ArchivedCandidate, archive, candidate_dir, record, search_history
+from agent_k.mission.candidates import (
+    ArchivedCandidate,
+    archive,
+    candidate_dir,
+    candidate_limits,
+    record,
+    search_history,
+)
 from agent_k.mission.context import GraphContext
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import MissionState
 from agent_k.ml.ensemble import MAX_MEMBERS, Blend, select_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, read_oof
 from agent_k.ml.recipes import Ensemble, Recipe
-from agent_k.ml.sandbox import Limits
+from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, parse_output
 from agent_k.ml.search import improved, niche_elites
 from agent_k.store.status import CandidateStatus
 
@@ -57,10 +65,15 @@ async def final_blend(
     pool = blend_pool(candidates, state)
     data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
     oofs: dict[str, OutOfFold] = {}
+    cap = MAX_FILE_MB * 2**20
+
+    def parse(buffer: IO[bytes]) -> OutOfFold:
+        return read_oof(data, buffer)
+
     for candidate in pool:
         try:
-            oofs[candidate.key] = await asyncio.to_thread(read_oof, data, candidate.folder / "oof.csv")
-        except InvalidSubmission:
+            oofs[candidate.key] = await parse_output(candidate.folder / "oof.csv", parse, max_bytes=cap)
+        except (InvalidSubmission, UntrustedOutput):
             continue  # its files are gone (e.g. a cleaned-up folder): blend the others
     by_key = {c.key: c for c in candidates}
 
@@ -84,9 +97,7 @@ async def final_blend(
     done = by_key.get(ensemble.key)
     if done is None:
         workdir = candidate_dir(ctx.mission_dir, ensemble.key)
-        limits = Limits(
-            timeout_s=timeout_s, memory_mb=ctx.settings.candidate_memory_mb, threads=ctx.settings.parallel_evaluations
-        )
+        limits = candidate_limits(ctx, state, timeout_s=timeout_s, threads=ctx.settings.parallel_evaluations)
         result = await ctx.evaluator.evaluate(ensemble, data, findings.cv, workdir, limits, folds=0)
         if result.status == CandidateStatus.succeeded:
             result.cv_mean, result.fold_scores = blend.cv_mean, blend.fold_scores

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +17,14 @@ from agent_k.mission.state import MissionState
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.executors import Evaluator
 from agent_k.ml.recipes import Ensemble, Recipe, Solution, load_solution
-from agent_k.ml.sandbox import Limits
+from agent_k.ml.sandbox import Limits, UntrustedOutput, read_regular
 from agent_k.ml.search import Proposal, Scored
+from agent_k.secrets import Scrubber
 from agent_k.store.models import CandidateRow, utcnow
 from agent_k.store.status import CandidateStatus
 
+LOG_BYTES = 1 << 20
+SOURCE_BYTES = 1 << 20
 SCREEN_MIN_RUNTIME_S = 3.0
 """Below this typical runtime a candidate is cheaper to evaluate in full than to screen first."""
 SCREEN_RANK = 3
@@ -42,6 +46,13 @@ class ArchivedCandidate:
     @property
     def succeeded(self) -> bool:
         return self.status == CandidateStatus.succeeded
+
+    def source(self) -> str | None:
+        """Its solution.py, read as untrusted (a regular file of a script's size), or None."""
+        try:
+            return read_regular(self.folder / "solution.py", SOURCE_BYTES).decode(errors="replace")
+        except UntrustedOutput:
+            return None
 
     @classmethod
     def from_row(cls, row: CandidateRow, mission_dir: Path) -> ArchivedCandidate:
@@ -98,6 +109,29 @@ def feature_drops(state: MissionState) -> tuple[str, ...]:
     return tuple(sorted({c for c in drop if c not in keep}))
 
 
+def candidate_limits(ctx: GraphContext, state: MissionState, *, timeout_s: float, threads: int) -> Limits:
+    """What one candidate of this mission may use, and the sandbox it runs in."""
+    forced = ctx.settings.sandbox
+    return Limits(
+        timeout_s=max(1.0, timeout_s),
+        memory_mb=ctx.settings.candidate_memory_mb,
+        threads=threads,
+        sandbox=None if forced == "auto" else forced,  # on a Dask worker: that machine's best
+        allow_unsandboxed_code=state.allow_unsandboxed_code,
+    )
+
+
+def _scrub_logs(folder: Path, scrub: Scrubber) -> None:
+    """A candidate's logs (its own, and each fold's) lose every secret value they may have printed."""
+    if not scrub.values:
+        return
+    for log in (*folder.glob("*.log"), *folder.glob("fold*/*.log")):
+        with contextlib.suppress(OSError, UntrustedOutput):
+            text = read_regular(log, LOG_BYTES).decode(errors="replace")
+            if (clean := scrub(text)) != text:
+                log.write_text(clean)
+
+
 def candidate_dir(mission_dir: Path, key: str) -> Path:
     return mission_dir / "candidates" / key
 
@@ -118,7 +152,8 @@ async def record(
     parents: tuple[str, ...],
     phase: Phase,
 ) -> ArchivedCandidate:
-    """Archive one evaluated candidate and announce it."""
+    """Archive one evaluated candidate and announce it. What its code printed is scrubbed of secrets first."""
+    await asyncio.to_thread(_scrub_logs, candidate_dir(ctx.mission_dir, solution.key), ctx.scrub)
     row = CandidateRow(
         mission_id=state.mission_id,
         key=solution.key,
@@ -130,7 +165,7 @@ async def record(
         runtime_s=result.runtime_s,
         parents=json.dumps(list(parents)),
         status=status,
-        error_tail=result.error,
+        error_tail=ctx.scrub.one_line(result.error),
         created_at=utcnow(),
     )
     await asyncio.to_thread(ctx.store.save_candidate, row)
@@ -142,7 +177,7 @@ async def record(
             status=status,
             cv_score=row.cv_mean,
             runtime_s=result.runtime_s,
-            error=result.error.splitlines()[0][:200] if result.error else None,
+            error=row.error_tail,
         ),
         phase,
     )
@@ -166,7 +201,7 @@ async def evaluate_proposals(
     known = {c.key: c for c in await archive(ctx, state)}
     data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
     threads = max(1, ctx.settings.parallel_evaluations // max(1, min(parallel, len(proposals))))
-    limits = Limits(timeout_s=max(1.0, timeout_s), memory_mb=ctx.settings.candidate_memory_mb, threads=threads)
+    limits = candidate_limits(ctx, state, timeout_s=timeout_s, threads=threads)
     semaphore = asyncio.Semaphore(parallel)
 
     async def one(proposal: Proposal) -> ArchivedCandidate:

@@ -12,7 +12,9 @@ from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.mission.budget import BudgetClock
 from agent_k.ml.executors import Evaluator
+from agent_k.ml.sandbox import SandboxChoice
 from agent_k.platforms.base import PlatformAdapter
+from agent_k.secrets import Scrubber
 from agent_k.store.repository import Store
 
 if TYPE_CHECKING:
@@ -29,6 +31,9 @@ class GraphContext:
     budget: BudgetClock
     evaluator: Evaluator
     mission_dir: Path
+    sandbox: SandboxChoice
+    scrub: Scrubber
+    """Takes every secret value out of text we keep or send on (candidate errors above all)."""
     model: Model | None = None
     """The language model of agent mode; None in workflow mode or when it could not be built."""
     model_error: str | None = None

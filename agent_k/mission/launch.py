@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 MISSION_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 """A mission id, whole (matched with `fullmatch`: a trailing newline is no part of an id)."""
+COMPETITION_ID = r"[a-z0-9][a-z0-9-]{0,99}"
+"""A competition id as the platforms name them (Kaggle slugs; the local platform's are the same shape)."""
 _ROW_COLUMNS = frozenset({"mission_id", "platform", "time_budget"})
 """Spec fields the mission row keeps in columns of their own; the rest is its `options` JSON."""
 
@@ -54,6 +56,7 @@ class MissionRequest(BaseModel):
     keep_columns: list[str] = Field(default_factory=list)
     require_approval: bool = False
     max_cost_usd: float | None = None
+    allow_unsandboxed_code: bool = False
     mission_id: str | None = None
     """Default: a new id."""
 
@@ -72,6 +75,8 @@ class MissionSpec(BaseModel):
     require_approval: bool = False
     model: str | None = None
     max_cost_usd: float | None = None
+    allow_unsandboxed_code: bool = False
+    """Model-written code may run in the basic sandbox where bubblewrap cannot run."""
 
     def options(self) -> str:
         """The `options` JSON of the mission row."""
@@ -93,6 +98,7 @@ class MissionSpec(BaseModel):
             require_approval=self.require_approval,
             model=self.model,
             max_cost_usd=self.max_cost_usd,
+            allow_unsandboxed_code=self.allow_unsandboxed_code,
             budget=BudgetLedger(total_s=self.time_budget),
         )
 
@@ -107,11 +113,14 @@ async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpe
     Nothing is written here: a request that fails leaves no trace."""
     mission_id = request.mission_id or new_mission_id()
     if not re.fullmatch(MISSION_ID, mission_id):
-        raise LaunchError(f"invalid mission id '{mission_id}': use letters, digits, '-', '_' or '.' (at most 64)")
+        raise LaunchError(f"invalid mission id {mission_id!r}: use letters, digits, '-', '_' or '.' (at most 64)")
+    if request.competition is not None and not re.fullmatch(COMPETITION_ID, request.competition):
+        raise LaunchError(f"invalid competition id {request.competition!r}: use lowercase letters, digits and '-'")
     time_budget = request.time_budget or settings.time_budget
     if not 0 < time_budget <= MAX_TIME_BUDGET_S:  # NaN fails both comparisons
         raise LaunchError(f"the time budget must be more than 0 and at most {MAX_TIME_BUDGET_S:.0f} s (7 days)")
     model = resolve_model(request.mode, request.model or settings.model)
+    check_sandbox(settings)
     await check_competition(request.platform, request.competition, settings)
     return MissionSpec(
         mission_id=mission_id,
@@ -129,6 +138,7 @@ async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpe
         require_approval=request.require_approval,
         model=model,
         max_cost_usd=request.max_cost_usd,
+        allow_unsandboxed_code=request.allow_unsandboxed_code,
     )
 
 
@@ -147,6 +157,16 @@ def resolve_model(mode: Mode, model: str | None) -> str | None:
     except ModelUnavailable as exc:
         raise LaunchError(str(exc)) from None
     return model
+
+
+def check_sandbox(settings: Settings) -> None:
+    """The sandbox the settings insist on can run here."""
+    from agent_k.ml.sandbox import SandboxUnavailable, choose
+
+    try:
+        choose(settings.sandbox)
+    except SandboxUnavailable as exc:
+        raise LaunchError(str(exc)) from None
 
 
 async def check_competition(platform: str, competition: str | None, settings: Settings) -> None:

@@ -128,6 +128,7 @@ async def succeed(state: MissionState, ctx: GraphContext, snapshot_id: int | Non
 async def fail(
     state: MissionState, ctx: GraphContext, snapshot_id: int | None, reason: str, detail: str | None
 ) -> MissionResult:
+    detail = ctx.scrub(detail) if detail else detail
     await close_phase(state, ctx, "failed", reason)
     result = MissionResult.from_state(state, error=reason, detail=detail)
     await ctx.events.emit(MissionFailed(reason=reason, error=detail))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import httpx
@@ -18,7 +19,7 @@ from pydantic_graph import EndMarker
 
 from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
-from agent_k.events.models import Event, MissionStarted
+from agent_k.events.models import Event, Log, MissionStarted
 from agent_k.mission import lifecycle
 from agent_k.mission.budget import BudgetClock
 from agent_k.mission.context import GraphContext
@@ -30,8 +31,10 @@ from agent_k.mission.nodes import PHASE_NODES, PhaseNode
 from agent_k.mission.phases import Mode
 from agent_k.mission.state import MissionResult, MissionState
 from agent_k.ml.executors import Evaluator, LocalEvaluator
+from agent_k.ml.sandbox import SandboxChoice, SandboxUnavailable, choose
 from agent_k.platforms.base import PlatformAdapter, PlatformError
 from agent_k.platforms.factory import open_platform
+from agent_k.secrets import collect
 from agent_k.store.models import MissionRow
 from agent_k.store.repository import Store, as_utc
 from agent_k.store.status import StepStatus
@@ -47,6 +50,30 @@ class _StepFailed(Exception):
         super().__init__(str(error))
         self.snapshot_id = snapshot_id
         self.error = error
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What `run` prepares before the loop: the platform, its HTTP client, the candidates' sandbox."""
+
+    platform: PlatformAdapter
+    http: httpx.AsyncClient
+    sandbox: SandboxChoice
+
+
+def sandbox_warnings(sandbox: SandboxChoice, state: MissionState) -> list[str]:
+    """What a mission says at its start when its candidates are less contained than they should be."""
+    warnings = []
+    if sandbox.kind == "basic":
+        code = (
+            "model-written code runs there too (--allow-unsandboxed-code)"
+            if state.allow_unsandboxed_code
+            else "model-written code will not run"
+        )
+        warnings.append(f"candidates run in the basic sandbox, without bubblewrap ({sandbox.reason}); {code}")
+    if not sandbox.memory_capped:
+        warnings.append("no memory cgroup can be made here: each candidate process is capped on its own (RLIMIT_AS)")
+    return warnings
 
 
 class MissionRunner:
@@ -98,12 +125,14 @@ class MissionRunner:
             raise MissionNotFound(f"no mission '{mission_id}'")
         snapshot = await asyncio.to_thread(self.store.last_snapshot, mission_id)
         check_resumable(row, snapshot)
+        sandbox = self._sandbox(mission_id)
         async with httpx.AsyncClient(timeout=30.0) as http:
             platform = self._open_platform(row, http)
             await self._claim(mission_id)
+            setup = _Setup(platform, http, sandbox)
             if snapshot is None:
                 state = MissionSpec.from_row(row).initial_state()
-                return await self._drive(state, self.phases[0](), None, 1, platform, http)
+                return await self._drive(state, self.phases[0](), None, 1, setup)
             state = MissionState.model_validate_json(snapshot.state_json)
             node = TypeAdapter(self.node_types[snapshot.node_kind]).validate_json(snapshot.node_json)
             lifecycle.charge_lost_time(state, node.phase, row, snapshot)
@@ -111,7 +140,13 @@ class MissionRunner:
                 await asyncio.to_thread(
                     self.store.end_step, snapshot.id or 0, StepStatus.interrupted, "the process running this step died"
                 )
-            return await self._drive(state, node, snapshot.seq, snapshot.seq + 1, platform, http)
+            return await self._drive(state, node, snapshot.seq, snapshot.seq + 1, setup)
+
+    def _sandbox(self, mission_id: str) -> SandboxChoice:
+        try:
+            return choose(self.settings.sandbox)
+        except SandboxUnavailable as exc:
+            raise MissionError(f"mission '{mission_id}' cannot run here: {exc}") from None
 
     def _open_platform(self, row: MissionRow, http: httpx.AsyncClient) -> PlatformAdapter:
         if self.platform is not None:
@@ -138,15 +173,10 @@ class MissionRunner:
     # -- the loop ----------------------------------------------------------------------------------
 
     async def _drive(
-        self,
-        state: MissionState,
-        start: PhaseNode,
-        resumed_from: int | None,
-        next_seq: int,
-        platform: PlatformAdapter,
-        http: httpx.AsyncClient,
+        self, state: MissionState, start: PhaseNode, resumed_from: int | None, next_seq: int, setup: _Setup
     ) -> MissionResult:
-        emitter = await EventEmitter.open(self.store, state.mission_id)
+        scrub = collect(self.settings)
+        emitter = await EventEmitter.open(self.store, state.mission_id, scrub)
         if self.on_event is not None:
             emitter.subscribe(self.on_event)
         mission_dir = self.settings.missions_dir / state.mission_id
@@ -159,6 +189,8 @@ class MissionRunner:
             resumed_from_seq=resumed_from,
         )
         await emitter.emit(started)
+        for warning in sandbox_warnings(setup.sandbox, state):
+            await emitter.emit(Log(level="warning", message=warning))
         main, self._cancel_requested = asyncio.current_task(), False
 
         def cancel() -> None:
@@ -171,11 +203,13 @@ class MissionRunner:
             settings=self.settings,
             store=self.store,
             events=emitter,
-            platform=platform,
-            http=http,
+            platform=setup.platform,
+            http=setup.http,
             budget=clock,
             evaluator=self.evaluator,
             mission_dir=mission_dir,
+            sandbox=setup.sandbox,
+            scrub=scrub,
             model=model,
             model_error=model_error,
         )

@@ -61,6 +61,8 @@ class MissionState(BaseModel):
     """The pydantic-ai model string of agent mode; never a key (providers read those from the environment)."""
     max_cost_usd: float | None = None
     """Once the agents have cost this much, the remaining agent phases run their workflow path."""
+    allow_unsandboxed_code: bool = False
+    """Model-written code may run without bubblewrap (the user asked for it explicitly)."""
     current_phase: Phase | None = None
     phases_completed: list[Phase] = Field(default_factory=list)
     phase_modes: dict[Phase, str] = Field(default_factory=dict)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -14,8 +14,10 @@ from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
 from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.render import render_solution
-from agent_k.ml.sandbox import Limits, run_sandboxed
+from agent_k.ml.sandbox import Job, Limits, UntrustedOutput, parse_output, run_sandboxed
 from agent_k.store.status import CandidateStatus
+
+SUBMISSION, OOF = "submission.csv", "oof.csv"
 
 
 @dataclass(frozen=True)
@@ -70,11 +72,11 @@ def as_predictions(spec: Competition, predictions: pd.DataFrame) -> pd.DataFrame
     return pd.DataFrame({spec.target: predictions[classes[-1]]})
 
 
-def read_oof(data: CompetitionData, oof_path: Path, *, complete: bool = True) -> OutOfFold:
+def read_oof(data: CompetitionData, source: Path | IO[bytes], *, complete: bool = True) -> OutOfFold:
     """Read and check an out-of-fold file. Complete: every train row exactly once, in train order."""
     spec = data.spec
     try:
-        oof = pd.read_csv(oof_path)
+        oof = pd.read_csv(source)
     except (OSError, ValueError) as exc:
         raise InvalidSubmission(f"cannot read out-of-fold predictions: {exc}") from exc
     expected = [spec.id_column, "fold", *oof_columns(spec)]
@@ -122,30 +124,38 @@ async def evaluate(
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
     script.write_text(render_solution(solution, data.spec, cv))
-    submission, oof_path = workdir / "submission.csv", workdir / "oof.csv"
-    for stale in (submission, oof_path):
-        stale.unlink(missing_ok=True)
-    command = [sys.executable, str(script), "--data", str(data.data_dir), "--out", str(submission)]
+    args, outputs = ["--out", SUBMISSION], [SUBMISSION]
     if folds != 0:
-        command += ["--oof", str(oof_path)]
+        args += ["--oof", OOF]
+        outputs.append(OOF)
     if folds:
-        command += ["--folds", str(folds), "--cv-only"]
-    result = await run_sandboxed(command, workdir=workdir, limits=limits)
+        args += ["--folds", str(folds), "--cv-only"]
+        outputs.remove(SUBMISSION)
+    job = Job(script=script, data=data.data_dir, args=tuple(args), outputs=tuple(outputs))
+    result = await run_sandboxed(job, workdir=workdir, limits=limits)
     evaluation = Evaluation(status=CandidateStatus.failed, runtime_s=result.runtime_s, script_path=script)
     if not result.ok:
-        evaluation.error = f"{result.failure_reason()}\n{result.stderr_tail}".strip()[-2000:]
+        evaluation.error = result.failure_reason()
         return evaluation
+    cap = limits.file_size_mb * 1024 * 1024
     try:
         if folds != 0:
-            evaluation.fold_scores = [
-                round(s, 6) for s in fold_scores(data, read_oof(data, oof_path, complete=not folds))
-            ]
+
+            def score(buffer: IO[bytes]) -> list[float]:
+                return fold_scores(data, read_oof(data, buffer, complete=not folds))
+
+            scores = await parse_output(workdir / OOF, score, max_bytes=cap, left_out=result.left_out)
+            evaluation.fold_scores = [round(s, 6) for s in scores]
             evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
-            evaluation.oof_path = oof_path
+            evaluation.oof_path = workdir / OOF
         if not folds:
-            read_submission(submission, data.spec, data.test_ids)
-            evaluation.submission_path = submission
-    except InvalidSubmission as exc:
+
+            def check(buffer: IO[bytes]) -> None:
+                read_submission(buffer, data.spec, data.test_ids)
+
+            await parse_output(workdir / SUBMISSION, check, max_bytes=cap, left_out=result.left_out)
+            evaluation.submission_path = workdir / SUBMISSION
+    except (InvalidSubmission, UntrustedOutput) as exc:
         evaluation.error = str(exc)
         return evaluation
     evaluation.status = CandidateStatus.succeeded

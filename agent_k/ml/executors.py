@@ -120,6 +120,7 @@ def make_evaluator(executor: str | None, parallelism: int) -> Evaluator:
     if executor in (None, "", "local"):
         return LocalEvaluator(parallelism)
     assert executor is not None
-    if executor.startswith("tcp://"):
+    host, _, port = executor.removeprefix("tcp://").rpartition(":")
+    if executor.startswith("tcp://") and host and port.isdigit() and 0 < int(port) < 65536:
         return DaskEvaluator(executor)
-    raise ExecutorError(f"unknown executor '{executor}': use 'local' or tcp://HOST:PORT")
+    raise ExecutorError(f"unknown executor {executor!r}: use 'local' or tcp://HOST:PORT")

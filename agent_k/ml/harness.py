@@ -4,13 +4,17 @@ For each fold the harness writes a folder with `train.csv` (the other folds, tar
 (the held-out rows, target removed), runs `solution.py --data FOLD --out predictions.csv` in the sandbox, and
 scores the predictions against the held-out labels with our metric. The folds are the ones the template's own
 CV uses. A final run on the real data writes the submission.
+
+Model-written code runs only in bubblewrap, unless the user explicitly allowed the basic sandbox.
 """
 
 from __future__ import annotations
 
-import sys
+import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -19,10 +23,24 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from agent_k.competition import InvalidSubmission, TaskType, metrics
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
-from agent_k.ml.evaluate import CompetitionData, Evaluation
+from agent_k.ml.evaluate import SUBMISSION, CompetitionData, Evaluation
 from agent_k.ml.recipes import Script
-from agent_k.ml.sandbox import Limits, run_sandboxed
+from agent_k.ml.sandbox import Job, Limits, UntrustedOutput, bwrap, parse_output, resolve, run_sandboxed
 from agent_k.store.status import CandidateStatus
+
+PREDICTIONS = "predictions.csv"
+
+
+class _ScriptFailed(Exception):
+    """One run of the script gave no usable predictions; the message says why, in one line."""
+
+
+def refusal(limits: Limits) -> str | None:
+    """Why model-written code may not run under these limits here (None: it may)."""
+    if resolve(limits.sandbox) == "bwrap" or limits.allow_unsandboxed_code:
+        return None
+    why = bwrap.problem() or "AGENT_K_SANDBOX=basic"
+    return f"refused: model-written code runs only in the bubblewrap sandbox ({why}); --allow-unsandboxed-code"
 
 
 def _splits(train: pd.DataFrame, data: CompetitionData, cv: CVScheme) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -32,20 +50,29 @@ def _splits(train: pd.DataFrame, data: CompetitionData, cv: CVScheme) -> list[tu
     return list(StratifiedKFold(cv.n_folds, shuffle=True, random_state=cv.seed).split(train, target))
 
 
-async def _run(script: Path, data: Path, folder: Path, limits: Limits, deadline: float) -> tuple[Path, str | None]:
-    """Run the script on `data`'s train.csv and test.csv, in `folder`; the predictions file, or why there is none."""
-    out = folder / "predictions.csv"
+def _write_fold(train: pd.DataFrame, fit_rows: np.ndarray, held_out: pd.DataFrame, target: str, folder: Path) -> None:
+    folder.mkdir(exist_ok=True)
+    train.iloc[fit_rows].to_csv(folder / "train.csv", index=False)
+    held_out.drop(columns=[target]).to_csv(folder / "test.csv", index=False)
+
+
+async def _predict(
+    data: CompetitionData, script: Path, inputs: Path, folder: Path, limits: Limits, deadline: float, ids: pd.Series
+) -> pd.DataFrame:
+    """Run the script on `inputs` (train.csv, test.csv) in `folder`; its checked predictions for `ids`."""
     left = deadline - time.monotonic()
     if left <= 0:
-        return out, "timed out"
-    run_limits = Limits(
-        timeout_s=left, memory_mb=limits.memory_mb, file_size_mb=limits.file_size_mb, threads=limits.threads
-    )
-    command = [sys.executable, str(script), "--data", str(data), "--out", str(out)]
-    result = await run_sandboxed(command, workdir=folder, limits=run_limits)
+        raise _ScriptFailed("timed out")
+    job = Job(script=script, data=inputs, args=("--out", PREDICTIONS), outputs=(PREDICTIONS,))
+    result = await run_sandboxed(job, workdir=folder, limits=replace(limits, timeout_s=left))
     if not result.ok:
-        return out, f"{result.failure_reason()}\n{result.stderr_tail}".strip()[-2000:]
-    return out, None
+        raise _ScriptFailed(result.failure_reason())
+
+    def check(buffer: IO[bytes]) -> pd.DataFrame:
+        return read_submission(buffer, data.spec, ids)
+
+    cap = limits.file_size_mb * 1024 * 1024
+    return await parse_output(folder / PREDICTIONS, check, max_bytes=cap, left_out=result.left_out)
 
 
 async def evaluate_script(
@@ -58,34 +85,29 @@ async def evaluate_script(
     script = workdir / "solution.py"
     script.write_text(solution.source)
     evaluation = Evaluation(status=CandidateStatus.failed, runtime_s=0.0, script_path=script)
+    refused = refusal(limits)
+    if refused is not None:
+        evaluation.error = refused
+        return evaluation
     spec = data.spec
-    train = pd.read_csv(data.data_dir / "train.csv")
+    train = await asyncio.to_thread(pd.read_csv, data.data_dir / "train.csv")
     splits = _splits(train, data, cv)[: folds or cv.n_folds] if folds != 0 else []
+    step = "final fit"
     try:
-        for k, (fit_rows, held_out) in enumerate(splits):
-            folder = workdir / f"fold{k}"
-            folder.mkdir(exist_ok=True)
-            train.iloc[fit_rows].to_csv(folder / "train.csv", index=False)
-            hidden = train.iloc[held_out]
-            hidden.drop(columns=[spec.target]).to_csv(folder / "test.csv", index=False)
-            predictions_file, error = await _run(script, folder, folder, limits, deadline)
-            if error:
-                evaluation.error = f"fold {k}: {error}"
-                return _timed(evaluation, started)
-            predictions = read_submission(predictions_file, spec, hidden[spec.id_column])
-            truth = hidden[spec.target].reset_index(drop=True)
+        for k, (fit_rows, held_out_rows) in enumerate(splits):
+            step, folder, held_out = f"fold {k}", workdir / f"fold{k}", train.iloc[held_out_rows]
+            await asyncio.to_thread(_write_fold, train, fit_rows, held_out, spec.target, folder)
+            predictions = await _predict(data, script, folder, folder, limits, deadline, held_out[spec.id_column])
+            truth = held_out[spec.target].reset_index(drop=True)
             evaluation.fold_scores.append(round(metrics.score(spec, truth, predictions.reset_index(drop=True)), 6))
         if splits:
             evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
         if not folds:
-            predictions_file, error = await _run(script, data.data_dir, workdir, limits, deadline)
-            if error:
-                evaluation.error = f"final fit: {error}"
-                return _timed(evaluation, started)
-            read_submission(predictions_file, spec, data.test_ids)
-            evaluation.submission_path = predictions_file.rename(workdir / "submission.csv")
-    except InvalidSubmission as exc:
-        evaluation.error = str(exc)
+            step = "final fit"
+            await _predict(data, script, data.data_dir, workdir, limits, deadline, data.test_ids)
+            evaluation.submission_path = (workdir / PREDICTIONS).rename(workdir / SUBMISSION)
+    except (_ScriptFailed, InvalidSubmission, UntrustedOutput) as exc:
+        evaluation.error = f"{step}: {exc}"
         return _timed(evaluation, started)
     evaluation.status = CandidateStatus.succeeded
     return _timed(evaluation, started)

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response, status
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from agent_k.api.deps import FeedsDep, SettingsDep, StoreDep
 from agent_k.api.schemas import MissionCreate, MissionDetail, MissionPage, MissionSummary
+from agent_k.api.security import require_intent
 from agent_k.api.streaming import follow
 from agent_k.mission import control
 from agent_k.mission.document import mission_document
-from agent_k.mission.launch import LaunchError, MissionRequest, launch_spec
+from agent_k.mission.launch import MISSION_ID, LaunchError, MissionRequest, launch_spec
 from agent_k.mission.runner import MissionRunner
 from agent_k.store.repository import Store
 from agent_k.store.status import MissionStatus
@@ -24,6 +25,8 @@ from agent_k.store.status import MissionStatus
 router = APIRouter(prefix="/missions", tags=["missions"])
 
 Artifact = Literal["solution.py", "submission.csv"]
+INTENT = [Depends(require_intent)]
+MissionId = Annotated[str, Path(pattern=f"^{MISSION_ID}$", description="a mission id")]
 MAX_INT = 2**31 - 1
 """Offsets and seqs beyond a 32-bit integer column are a 422, not a database overflow."""
 
@@ -47,6 +50,7 @@ async def list_missions(
 
 @router.post(
     "",
+    dependencies=INTENT,
     status_code=status.HTTP_201_CREATED,
     responses={502: {"description": "the platform failed (e.g. Kaggle rejected our credentials or is unreachable)"}},
 )
@@ -63,14 +67,14 @@ async def create_mission(body: MissionCreate, store: StoreDep, settings: Setting
 
 
 @router.get("/{mission_id}")
-async def get_mission(mission_id: str, store: StoreDep) -> MissionDetail:
+async def get_mission(mission_id: MissionId, store: StoreDep) -> MissionDetail:
     document = await run_in_threadpool(mission_document, store, mission_id)
     if document is None:
         raise _not_found(mission_id)
     return MissionDetail.model_validate(document)
 
 
-async def _existing(mission_id: str, store: StoreDep) -> str:
+async def _existing(mission_id: MissionId, store: StoreDep) -> str:
     """Checked before a stream starts: once it has, the status code is sent."""
     if await run_in_threadpool(store.get_mission, mission_id) is None:
         raise _not_found(mission_id)
@@ -94,13 +98,13 @@ async def mission_events(
 
 
 @router.get("/{mission_id}/artifacts/{name}")
-async def artifact(mission_id: str, name: Artifact, store: StoreDep) -> FileResponse:
+async def artifact(mission_id: MissionId, name: Artifact, store: StoreDep) -> FileResponse:
     document = await run_in_threadpool(mission_document, store, mission_id)
     if document is None:
         raise _not_found(mission_id)
     state = document["state"] or {}
     recorded = state.get("solution_path" if name == "solution.py" else "submission_path")
-    if not recorded or not Path(recorded).is_file():
+    if not recorded or not FilePath(recorded).is_file():
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"mission '{mission_id}' has no {name} yet")
     media = "text/x-python" if name == "solution.py" else "text/csv"
     return FileResponse(recorded, media_type=media, filename=name)
@@ -123,11 +127,16 @@ async def _summary(store: Store, mission_id: str) -> MissionSummary:
 CONTROL_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"description": "no such mission"},
     409: {"description": "the mission's status does not allow it"},
+    415: {"description": "neither Content-Type: application/json nor an X-Agent-K header (a cross-site form?)"},
 }
 
 
-@router.post("/{mission_id}/cancel", responses={202: {"description": "its worker is stopping it"}, **CONTROL_RESPONSES})
-async def cancel_mission(mission_id: str, store: StoreDep, response: Response) -> MissionSummary:
+@router.post(
+    "/{mission_id}/cancel",
+    dependencies=INTENT,
+    responses={202: {"description": "its worker is stopping it"}, **CONTROL_RESPONSES},
+)
+async def cancel_mission(mission_id: MissionId, store: StoreDep, response: Response) -> MissionSummary:
     """Cancel: at once when no worker runs the mission (200), else its worker stops the running step and its
     sandboxed processes within seconds (202; the stream ends with `mission.cancelled`)."""
     if await _control(control.cancel, store, mission_id) == "cancelling":
@@ -135,22 +144,22 @@ async def cancel_mission(mission_id: str, store: StoreDep, response: Response) -
     return await _summary(store, mission_id)
 
 
-@router.post("/{mission_id}/resume", responses=CONTROL_RESPONSES)
-async def resume_mission(mission_id: str, store: StoreDep) -> MissionSummary:
+@router.post("/{mission_id}/resume", dependencies=INTENT, responses=CONTROL_RESPONSES)
+async def resume_mission(mission_id: MissionId, store: StoreDep) -> MissionSummary:
     """Queue a cancelled mission, or one whose step raised, to continue from its last snapshot."""
     await _control(control.resume, store, mission_id)
     return await _summary(store, mission_id)
 
 
-@router.post("/{mission_id}/approve", responses=CONTROL_RESPONSES)
-async def approve_mission(mission_id: str, store: StoreDep) -> MissionSummary:
+@router.post("/{mission_id}/approve", dependencies=INTENT, responses=CONTROL_RESPONSES)
+async def approve_mission(mission_id: MissionId, store: StoreDep) -> MissionSummary:
     """Let a mission waiting at the approval gate go on to Submission."""
     await _control(control.approve, store, mission_id)
     return await _summary(store, mission_id)
 
 
-@router.post("/{mission_id}/reject", responses=CONTROL_RESPONSES)
-async def reject_mission(mission_id: str, store: StoreDep) -> MissionSummary:
+@router.post("/{mission_id}/reject", dependencies=INTENT, responses=CONTROL_RESPONSES)
+async def reject_mission(mission_id: MissionId, store: StoreDep) -> MissionSummary:
     """End a mission waiting at the approval gate without submitting."""
     await _control(control.reject, store, mission_id)
     return await _summary(store, mission_id)

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent, ModelRetry, RunContext
 
+from agent_k.events.models import Log
 from agent_k.mission.agents.deps import AgentDeps
 from agent_k.mission.agents.phase import run_agent, usage_limits
 from agent_k.mission.agents.toolbox import phase_agent
 from agent_k.mission.candidates import ArchivedCandidate, archive
 from agent_k.mission.context import GraphContext
-from agent_k.mission.phases import Phase
+from agent_k.mission.phases import Mode, Phase
 from agent_k.mission.state import MissionState
 from agent_k.ml.recipes import Recipe, Script, Solution
 from agent_k.ml.search import Proposal
@@ -51,7 +52,10 @@ def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
     @agent.output_validator
     async def _applicable(ctx: RunContext[AgentDeps], answer: EvolverAnswer) -> EvolverAnswer:
         candidates = await archive(ctx.deps.mission, ctx.deps.state)
+        refused = scripts_refused(ctx.deps.state, ctx.deps.mission)
         for i, proposal in enumerate(answer.proposals):
+            if proposal.kind == "script" and refused:
+                raise ModelRetry(f"proposal {i}: {refused}; propose recipes only")
             try:
                 to_solution(proposal, candidates, drops=())
             except ValueError as exc:
@@ -61,10 +65,22 @@ def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
     return agent
 
 
+def scripts_refused(state: MissionState, mission: GraphContext) -> str | None:
+    """Why the Evolver's own code may not run in this mission (no bubblewrap, and not explicitly allowed)."""
+    if mission.sandbox.runs_model_code or state.allow_unsandboxed_code:
+        return None
+    return f"script proposals cannot run here: there is no bubblewrap sandbox ({mission.sandbox.reason})"
+
+
 async def evolver_proposals(
     state: MissionState, mission: GraphContext, proposals: list[Proposal], drops: tuple[str, ...], batch: int
 ) -> list[Proposal]:
-    """In agent mode the Evolver's proposals come first and the workflow's fill the generation up."""
+    """In agent mode the Evolver's proposals come first and the workflow's fill the generation up. Where its
+    code cannot run safely, it proposes recipes only, and the mission says why (once)."""
+    refused = scripts_refused(state, mission)
+    first = state.evolution_state.generation == 0
+    if refused and first and state.phase_modes.get(Phase.evolution) == Mode.agent.value:
+        await mission.events.emit(Log(level="warning", message=f"{refused}: the Evolver proposes recipes only"))
 
     async def ask(deps: AgentDeps) -> AgentRunResult[EvolverAnswer]:
         assert deps.mission.model is not None
@@ -95,10 +111,9 @@ def to_solution(proposal: EvolverProposal, candidates: list[ArchivedCandidate], 
         return recipe.model_copy(update={"drop_columns": tuple(sorted({*recipe.drop_columns, *drops}))})
     if proposal.source is not None:
         return Script(source=proposal.source, parent=parent.key, note=proposal.rationale[:300])
-    script = parent.folder / "solution.py"
-    if not proposal.edits or not script.exists():
+    source = parent.source()
+    if not proposal.edits or source is None:
         raise ValueError("a 'script' proposal needs edits of a candidate with a solution.py, or a full source")
-    source = script.read_text()
     for n, edit in enumerate(proposal.edits):
         if source.count(edit.find) != 1:
             raise ValueError(f"edit {n}: its `find` text must occur exactly once in {parent.key}'s solution.py")
@@ -116,9 +131,17 @@ def _instructions(ctx: RunContext[AgentDeps]) -> str:
         f"Competition: {competition.id if competition else '?'} (metric {competition.metric if competition else '?'}, "
         f"{'higher' if competition and competition.maximize else 'lower'} is better). "
         f"Best cross-validated score so far: {evolution.best_score}. "
-        "Study the candidates with your tools and propose up to four new ones: either a full recipe (kind "
-        "'recipe'), or edits of a candidate's solution.py (kind 'script': find/replace edits, or a full source). "
-        "A script must keep its command line: `--data DIR --out FILE`, training on DIR/train.csv and writing "
-        "predictions for DIR/test.csv in the submission format. Every proposal is cross-validated by the "
-        "mission itself; scores you state are ignored."
+        f"Study the candidates with your tools and propose up to four new ones: {_kinds(ctx)} Every proposal is "
+        "cross-validated by the mission itself; scores you state are ignored."
+    )
+
+
+def _kinds(ctx: RunContext[AgentDeps]) -> str:
+    refused = scripts_refused(ctx.deps.state, ctx.deps.mission)
+    if refused:
+        return f"full recipes (kind 'recipe'); {refused}."
+    return (
+        "either a full recipe (kind 'recipe'), or edits of a candidate's solution.py (kind 'script': find/replace "
+        "edits, or a full source). A script must keep its command line: `--data DIR --out FILE`, training on "
+        "DIR/train.csv and writing predictions for DIR/test.csv in the submission format."
     )

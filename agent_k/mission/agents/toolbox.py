@@ -138,8 +138,7 @@ def mission_tools() -> PhaseTools:
         if candidate_key not in by_key:
             raise ModelRetry(f"no candidate '{candidate_key}'; call candidates_so_far for the keys")
         candidate = by_key[candidate_key]
-        script = candidate.folder / "solution.py"
         recipe = candidate.recipe.model_dump(mode="json") if isinstance(candidate.recipe, Recipe) else None
-        return {"source": script.read_text() if script.exists() else None, "recipe": recipe}
+        return {"source": candidate.source(), "recipe": recipe}
 
     return tools

@@ -29,5 +29,6 @@ class PhaseNode(BaseNode[MissionState, GraphContext, MissionResult]):
     @staticmethod
     def fail(ctx: PhaseContext, reason: str, detail: str) -> End[MissionResult]:
         """End the mission as failed with a reason code; the runner records the phase as failed."""
+        detail = ctx.deps.scrub(detail)
         ctx.state.errors.append(f"{reason}: {detail}")
         return End(MissionResult.from_state(ctx.state, error=reason, detail=detail))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +29,8 @@ class ResearchNode(PhaseNode):
         assert state.selected_competition is not None and state.data_dir is not None
         data_dir = Path(state.data_dir)
         try:
-            train = pd.read_csv(data_dir / "train.csv")
-            test = pd.read_csv(data_dir / "test.csv")
+            train = await asyncio.to_thread(pd.read_csv, data_dir / "train.csv")
+            test = await asyncio.to_thread(pd.read_csv, data_dir / "test.csv")
             findings = await run_blocking(profile, state.selected_competition, train, test)
         except (OSError, ValueError, KeyError) as exc:
             return self.fail(ctx, "research_failed", f"cannot profile the data: {exc}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from agent_k.mission.candidates import candidate_dir
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import MissionResult
+from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, read_regular
 from agent_k.platforms.base import Submission, SubmissionStatus
 from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submissions import (
@@ -30,6 +30,7 @@ from agent_k.platforms.submissions import (
     wait_for_score,
 )
 
+FILE_BYTES = MAX_FILE_MB * 2**20
 SCORE_WAIT_SHARE = 0.06
 """Scoring may be waited for until 106% of the budget (the contract allows 110%)."""
 
@@ -136,8 +137,11 @@ def _final_files(source: Path, mission_dir: Path, competition: Competition, data
     """Copy the best candidate's solution and submission into the mission folder, check the submission
     against the test ids, and return its idempotency key. Raises `InvalidSubmission`."""
     solution, submission = mission_dir / "solution.py", mission_dir / "submission.csv"
-    shutil.copyfile(source / "solution.py", solution)
-    shutil.copyfile(source / "submission.csv", submission)
+    try:  # the candidate's folder is untrusted: regular files only, under a cap
+        solution.write_bytes(read_regular(source / "solution.py", FILE_BYTES))
+        submission.write_bytes(read_regular(source / "submission.csv", FILE_BYTES))
+    except UntrustedOutput as exc:
+        raise InvalidSubmission(str(exc)) from None
     test_ids = pd.read_csv(Path(data_dir) / "test.csv", usecols=[competition.id_column])
     read_submission(submission, competition, test_ids[competition.id_column])
     return idempotency_key(competition.id, submission)

@@ -29,7 +29,7 @@ from agent_k.platforms.kaggle.client import KaggleClient, OutcomeUnknown
 from agent_k.platforms.kaggle.layout import arrange, metric_from_kaggle, tag_names, task_hint
 from agent_k.platforms.submissions import find_by_key
 
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
+_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,99}")
 MAX_PAGES = 20
 
 
@@ -71,13 +71,13 @@ class KaggleAdapter:
 
     async def download_data(self, competition_id: str, dest: Path) -> list[Path]:
         public = self.cache / competition_id / "public"
-        if not _SLUG.match(competition_id) or not (public / "competition.json").exists():
+        if not _SLUG.fullmatch(competition_id) or not (public / "competition.json").exists():
             await self.get_competition(competition_id)
         return copy_public_files(public, dest)
 
     async def metadata(self, competition_id: str) -> dict[str, Any]:
         """Kaggle's `ApiCompetition` record (title, evaluationMetric, deadline, maxDailySubmissions, …)."""
-        if not _SLUG.match(competition_id):  # it names a cache folder too: no path tricks reach the disk
+        if not _SLUG.fullmatch(competition_id):  # it names a cache folder too: no path tricks reach the disk
             raise CompetitionNotFound(competition_id, [])
         return await self.client.call("GetCompetition", {"competitionName": competition_id}, competition=competition_id)
 

@@ -80,6 +80,10 @@ def prepare(
     """Check the inputs and split them into public and hidden parts (nothing is written)."""
     if target not in train.columns:
         raise CompetitionInputError(f"target column '{target}' is not in the training table")
+    if id_column == target:
+        raise CompetitionInputError(f"the id column and the target are both '{target}': they must differ")
+    if not [c for c in train.columns if c not in (target, id_column)]:
+        raise CompetitionInputError("the training table has no feature columns besides the target and the id")
     train = train[train[target].notna()].reset_index(drop=True)
     if len(train) < 20:
         raise CompetitionInputError("the training table needs at least 20 labelled rows")

@@ -30,7 +30,7 @@ from agent_k.platforms.base import (
 from agent_k.platforms.local import materialise
 from agent_k.platforms.local.catalog import BUILTINS
 
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
 class LocalPlatform:
@@ -95,9 +95,9 @@ class LocalPlatform:
         solution: Path | None = None,
     ) -> Competition:
         """Create a competition from the user's files; on any error nothing is written."""
-        if not _SLUG.match(competition_id):
+        if not _SLUG.fullmatch(competition_id):
             raise materialise.CompetitionInputError(
-                f"invalid name '{competition_id}': use lowercase letters, digits and dashes"
+                f"invalid name {competition_id!r}: use lowercase letters, digits and dashes"
             )
         if competition_id in self.known_ids():
             raise materialise.CompetitionInputError(f"competition '{competition_id}' already exists")
@@ -117,10 +117,11 @@ class LocalPlatform:
             source=f"user files ({train.name})",
             tags=("custom",),
         )
+        leaderboard = reference_entries(prepared)  # before the lock: a failure here leaves nothing behind
         with self._lock(competition_id):
             if self._folder(competition_id).exists():
                 raise materialise.CompetitionInputError(f"competition '{competition_id}' already exists")
-            materialise.write(prepared, self.root, reference_entries(prepared))
+            materialise.write(prepared, self.root, leaderboard)
         return prepared.spec
 
     def catalog_entry(self, competition_id: str) -> Competition:
@@ -144,8 +145,9 @@ class LocalPlatform:
 
     @contextlib.contextmanager
     def _lock(self, competition_id: str) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with (self.root / f".{competition_id}.lock").open("w") as handle:
+        locks = self.root / ".locks"  # kept apart: the lock files outlive their holders, by design of flock
+        locks.mkdir(parents=True, exist_ok=True)
+        with (locks / f"{competition_id}.lock").open("w") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
