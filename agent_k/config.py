@@ -24,18 +24,23 @@ class Settings(BaseSettings):
     time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S)
     workers: int = Field(default=0, ge=0, description="parallel candidate evaluations; 0 means one per core")
     executor: str | None = Field(default=None, description="'local' or tcp://HOST:PORT of a Dask scheduler")
-    candidate_memory_mb: int = Field(default=4096, ge=256)
+    candidate_memory_mb: int | None = Field(
+        default=None, ge=256, description="cap per candidate (all its processes); default: sized from data and machine"
+    )
     sandbox: Literal["auto", "bwrap", "basic"] = Field(
         default="auto", description="bwrap: bubblewrap or nothing; basic: without it; auto: bubblewrap where it runs"
     )
     lease_ttl: float = Field(default=30.0, gt=0)
+    tracing: Literal["off", "console", "otlp"] = Field(
+        default="off", description="OpenTelemetry spans per mission, phase and candidate: off, console or otlp"
+    )
     api_token: SecretStr | None = Field(default=None, description="bearer token the API requires, if set")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed to call the API from a browser")
     model: str | None = Field(default=None, description="pydantic-ai model string for agent mode, e.g. openai:gpt-4o")
     agent_requests: int = Field(default=25, ge=1, description="model requests one phase's agent may make")
     agent_tokens: int | None = Field(default=400_000, ge=1, description="tokens one phase's agent may use")
     kaggle_api_url: str = Field(default="https://api.kaggle.com", description="base URL of Kaggle's public API")
-    kaggle_team: str | None = Field(default=None, description="our Kaggle team name (default: the username)")
+    kaggle_team: str | None = Field(default=None, description="our Kaggle team name (default: the account's username)")
     kaggle_max_data_bytes: int = Field(default=10 * 2**30, ge=1, description="largest competition data to download")
     daily_submissions: int | None = Field(
         default=None, ge=1, description="submissions per UTC day; default: the platform's own limit (Kaggle: 5)"

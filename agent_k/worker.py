@@ -11,14 +11,20 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from agent_k.config import Settings
 from agent_k.mission.control import MissionError
 from agent_k.mission.liveness import process_owner
 from agent_k.mission.runner import MissionRunner
 from agent_k.ml.executors import make_evaluator
+from agent_k.store.models import utcnow
+from agent_k.store.overview import forget_worker, touch_worker
 from agent_k.store.repository import Store
 
 log = logging.getLogger("agent_k.worker")
+
+HEARTBEAT_S = 5.0
 
 
 @dataclass
@@ -51,7 +57,25 @@ class Worker:
         return mission_id
 
     async def run_forever(self, stop: asyncio.Event) -> None:
+        heartbeat = asyncio.create_task(self._heartbeat(stop))
+        try:
+            while not stop.is_set():
+                if await self.run_one() is None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), self.poll_s)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            await asyncio.to_thread(forget_worker, self.store, self.owner)
+
+    async def _heartbeat(self, stop: asyncio.Event) -> None:
+        """Its sign of life for `/metrics`, also while a mission runs."""
+        started = utcnow()
         while not stop.is_set():
-            if await self.run_one() is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.poll_s)
+            try:
+                await asyncio.to_thread(touch_worker, self.store, self.owner, started)
+            except SQLAlchemyError as exc:  # the metrics may miss it for a while; the missions go on
+                log.warning("cannot record the worker's sign of life: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), HEARTBEAT_S)

@@ -2,6 +2,7 @@
 
 All three train on a competition's public train set and are scored on its hidden private test rows.
 The mission runs through the real CLI (`agent-k run --json`); FLAML gets `time_budget=BUDGET, n_jobs=2`.
+Also reported: the candidates each mission evaluated, and whether it ended within +10% of its budget.
 
     pip install -e '.[bench]'
     python benchmarks/ml_quality.py [--budget 120] [--competitions penguins wine ...]
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -84,7 +86,7 @@ def run_flaml(spec: Competition, data: tuple[Any, ...], budget: float) -> float:
     return private_score(spec, predict_frame(spec, automl, test_features), y, private)
 
 
-def run_mission(home: Path, competition: str, budget: float) -> tuple[float, float]:
+def run_mission(home: Path, competition: str, budget: float) -> tuple[float, float, int]:
     env = {**os.environ, "AGENT_K_HOME": str(home)}
     env.pop("AGENT_K_DATABASE_URL", None)
     agent_k = str(Path(sys.executable).parent / "agent-k")
@@ -98,7 +100,11 @@ def run_mission(home: Path, competition: str, budget: float) -> tuple[float, flo
     report = json.loads(completed.stdout.strip().splitlines()[-1])
     if report["status"] != "succeeded":
         raise RuntimeError(f"mission on {competition} failed: {report['error']}")
-    return float(report["private_score"]), float(report["elapsed_s"])
+    with sqlite3.connect(home / "agent_k.db") as db:
+        (candidates,) = db.execute(
+            "select count(*) from events where mission_id = ? and type = 'candidate.evaluated'", (report["mission_id"],)
+        ).fetchone()
+    return float(report["private_score"]), float(report["elapsed_s"]), int(candidates)
 
 
 def ratio(mission: float, other: float, maximize: bool) -> float:
@@ -119,7 +125,7 @@ def main() -> None:
         for competition in args.competitions:
             spec = platform.ensure(competition)  # materialised before any clock starts
             data = load(platform.root, spec)
-            mission, elapsed = run_mission(home, competition, args.budget)
+            mission, elapsed, candidates = run_mission(home, competition, args.budget)
             started = time.monotonic()
             flaml = run_flaml(spec, data, args.budget)
             flaml_wall = time.monotonic() - started
@@ -132,6 +138,8 @@ def main() -> None:
                 "flaml": flaml,
                 "hgb": hgb,
                 "mission_elapsed_s": elapsed,
+                "within_budget": elapsed <= 1.1 * args.budget,
+                "candidates": candidates,
                 "flaml_wall_s": round(flaml_wall, 1),
                 "vs_flaml": ratio(mission, flaml, spec.maximize),
                 "vs_hgb": ratio(mission, hgb, spec.maximize),
@@ -141,16 +149,18 @@ def main() -> None:
     print(f"\nbudget {args.budget:.0f} s per method; ratios above 1 favour the mission")
     print(
         f"{'competition':14} {'metric':9} {'mission':>10} {'FLAML':>10} {'HGB':>10} {'vs FLAML':>9} {'vs HGB':>8} "
-        f"{'elapsed':>8}"
+        f"{'elapsed':>8} {'cands':>6}"
     )
     for r in rows:
         print(
             f"{r['competition']:14} {r['metric']:9} {r['mission']:10.5g} {r['flaml']:10.5g} {r['hgb']:10.5g} "
-            f"{r['vs_flaml']:9.4f} {r['vs_hgb']:8.4f} {r['mission_elapsed_s']:8.1f}"
+            f"{r['vs_flaml']:9.4f} {r['vs_hgb']:8.4f} {r['mission_elapsed_s']:8.1f} {r['candidates']:6d}"
         )
     beats_hgb = sum(r["vs_hgb"] > 1 for r in rows)
     matches_flaml = sum(r["vs_flaml"] >= 1 for r in rows)
+    within = sum(r["within_budget"] for r in rows)
     print(f"beats HGB on {beats_hgb}/{len(rows)}; matches or beats FLAML on {matches_flaml}/{len(rows)}")
+    print(f"within +10% of the budget: {within}/{len(rows)}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import httpx
 from tests.conftest import AGENT_K
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -31,15 +31,16 @@ class Api:
 
 
 @contextlib.contextmanager
-def running_api(env: dict[str, str], *args: str) -> Iterator[Api]:
-    """A running `agent-k serve` child process; stopped (if still alive) afterwards."""
-    port = _free_port()
+def running_api(env: dict[str, str], *args: str, port: int | None = None) -> Iterator[Api]:
+    """A running `agent-k serve` child process (on `port`, to restart one where it was); stopped (if still alive)
+    afterwards."""
+    port = port or free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryFile("w+") as log:  # not a pipe: nobody reads it while the server runs
         command = [AGENT_K, "serve", "--port", str(port), *args]
         server = subprocess.Popen(command, env={**os.environ, **env}, stderr=log)
         try:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 60  # a loaded 2-core machine can take a while to import everything
             while not _answers(base):
                 if server.poll() is not None:
                     log.seek(0)

@@ -20,6 +20,8 @@ from agent_k.config import Settings
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
+pytest_plugins = ["tests.browser"]  # the `browser` fixture of the dashboard's tests
+
 POSTGRES_ENV = "AGENT_K_TEST_POSTGRES_URL"
 REQUIRE_TOOLS_ENV = "AGENT_K_TEST_REQUIRE_TOOLS"
 """CI sets it: a test whose system tool (bwrap, chromium) is missing fails there instead of skipping."""
@@ -40,8 +42,8 @@ def competition_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def no_kaggle_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The developer's own Kaggle account is never used by a test: no KAGGLE_* variables, an empty config dir."""
-    monkeypatch.delenv("KAGGLE_USERNAME", raising=False)
-    monkeypatch.delenv("KAGGLE_KEY", raising=False)
+    for name in ("KAGGLE_USERNAME", "KAGGLE_KEY", "KAGGLE_API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
     config = tmp_path / "kaggle-config"
     config.mkdir()
     monkeypatch.setenv("KAGGLE_CONFIG_DIR", str(config))

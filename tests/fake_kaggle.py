@@ -1,26 +1,35 @@
-"""A fake Kaggle API: a real FastAPI app on 127.0.0.1 speaking the endpoints `KaggleAdapter` uses.
+"""A fake Kaggle API: a real FastAPI app on 127.0.0.1 speaking the endpoints `KaggleAdapter` uses, and behaving
+as the real service does where a client can go wrong.
 
-Every call is `POST /v1/competitions.CompetitionApiService/<Method>` with a camelCase JSON body and HTTP Basic
-auth, as kagglesdk sends it. Shapes (the subset AGENT-K reads):
+Every call is `POST /v1/<service>/<Method>` with a camelCase JSON body, as kagglesdk sends it, authorised by an
+API token (`Authorization: Bearer KGAT_…`) or a legacy key (HTTP Basic). Shapes (the subset AGENT-K reads):
 
-  ListCompetitions   {search, pageSize, pageToken}   -> {competitions: [ApiCompetition], nextPageToken}
+  security.OAuthService/IntrospectToken {token}      -> {active, username, userId, scope}
+  ListCompetitions   {search, sortBy, pageSize, pageToken} -> {competitions: [ApiCompetition], nextPageToken}
   GetCompetition     {competitionName}               -> ApiCompetition
-                        {ref, title, description, evaluationMetric, deadline, maxDailySubmissions, teamCount, tags}
+                        {ref, title, description, evaluationMetric, deadline, maxDailySubmissions, teamCount, tags,
+                         submissionsDisabled}
   ListDataFiles      {competitionName}               -> {files: [{name, totalBytes, creationDate}], nextPageToken}
                         (sizes as stored, so a zip bomb is only caught while it is extracted)
-  DownloadDataFiles  {competitionName}               -> 302 to the zip in storage (another origin)
+  DownloadDataFiles  {competitionName}               -> 302 to a signed storage URL (another origin), which
+                        answers 403 to a request carrying `Content-Type` or `Authorization` (the signature
+                        covers the headers), as signed storage URLs do
   StartSubmissionUpload {competitionName, contentLength, lastModifiedEpochSeconds, fileName} -> {token, createUrl}
-  PUT createUrl      the file's bytes                -> 200
+  PUT createUrl      a resumable upload: 200 when whole; can answer `308 Resume Incomplete` with `Range: bytes=0-N`
+                        once; `Content-Range: bytes */SIZE` asks what it holds, `bytes A-B/SIZE` resumes
   CreateSubmission   {competitionName, blobFileTokens, submissionDescription} -> {message, ref}
+                        (400 on an upload that is not whole; `ref` omitted when it refuses)
   GetSubmission      {ref}                           -> ApiSubmission {ref, date, description, fileName, status,
                                                          publicScore, privateScore, errorDescription, teamName}
   ListSubmissions    {competitionName, pageSize, pageToken} -> {submissions: [ApiSubmission], nextPageToken}
-  GetLeaderboard     {competitionName, pageSize, pageToken}
+  GetLeaderboard     {competitionName, overridePublic, pageSize (at most 200), pageToken}
                         -> {submissions: [{teamId, teamName, submissionDate, score}], nextPageToken}
+                        (the private board by default once it is released; the public one with overridePublic)
 
-Errors are `{"code": N, "message": ...}` with status N. Competitions and their scoring come from a
-`LocalPlatform` (real data, hidden labels); storage is served as `http://localhost:PORT` so that the API
-(`http://127.0.0.1:PORT`) and storage are different origins, as on kaggle.com.
+Errors are `{"code": N, "message": ...}` with status N, or, as Kaggle sometimes does, inside a 200 answer.
+Competitions and their scoring come from a `LocalPlatform` (real data, hidden labels); storage is served as
+`http://localhost:PORT` so that the API (`http://127.0.0.1:PORT`) and storage are different origins, as on
+kaggle.com.
 """
 
 from __future__ import annotations
@@ -52,12 +61,24 @@ KAGGLE_METRIC_NAMES = {
 }
 
 
+PAGE_LIMIT = 200
+
+
 @dataclass
 class Fault:
     method: str
     status: int
     times: int
     retry_after: str | None = None
+    in_body: bool = False
+    """Answer 200 with the error in the body."""
+
+
+@dataclass
+class Upload:
+    competition: str
+    size: int
+    received: bytearray = field(default_factory=bytearray)
 
 
 @dataclass
@@ -66,22 +87,42 @@ class FakeKaggle:
     competitions: tuple[str, ...]
     username: str = "agentk-user"
     key: str = "fake-kaggle-key-5f2c9a"
+    token: str = "KGAT_fake0d5b8e61c2a94f7e"
     team: str = "Agent K Team"
     """The team Kaggle credits our submissions to: not the username, as for most real accounts."""
+    report_team: bool = True
+    """False: submissions carry no `teamName`, and the board shows a solo account's username."""
     unaccepted_rules: set[str] = field(default_factory=set)
+    submissions_disabled: set[str] = field(default_factory=set)
+    private_released: bool = False
+    """The deadline has passed and the private board is out."""
+    extra_teams: int = 0
+    """Other teams on the board beyond the competition's reference ones (big competitions)."""
+    team_count: int | None = None
+    """`teamCount` as GetCompetition reports it (default: the board's real size)."""
+    interrupt_uploads: int = 0
+    """Uploads that stop halfway with 308 Resume Incomplete."""
+    refuse_creation: str | None = None
+    """CreateSubmission answers 200 with this message and no `ref` (and creates nothing)."""
+    storage_expired: bool = False
     archives: dict[str, bytes] = field(default_factory=dict)
     """Replacement zips per competition (path traversal, bombs)."""
     pending_polls: int = 2
     """GetSubmission answers PENDING this many times per submission before the score."""
     faults: list[Fault] = field(default_factory=list)
     calls: list[tuple[float, str]] = field(default_factory=list)
+    bodies: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    auth_kinds: set[str] = field(default_factory=set)
     storage_authorization: list[str | None] = field(default_factory=list)
     submissions: list[dict[str, Any]] = field(default_factory=list)
-    uploads: dict[str, bytes] = field(default_factory=dict)
+    uploads: dict[str, Upload] = field(default_factory=dict)
+    upload_statuses: list[int] = field(default_factory=list)
     _polls: dict[int, int] = field(default_factory=dict)
 
-    def fail(self, method: str, status: int, *, times: int = 1, retry_after: str | None = None) -> None:
-        self.faults.append(Fault(method, status, times, retry_after))
+    def fail(
+        self, method: str, status: int, *, times: int = 1, retry_after: str | None = None, in_body: bool = False
+    ) -> None:
+        self.faults.append(Fault(method, status, times, retry_after, in_body))
 
     def seed_submission(self, competition: str, description: str, *, status: str = "COMPLETE") -> None:
         """An earlier submission of ours (e.g. from another tool) that counts towards today's quota."""
@@ -90,17 +131,29 @@ class FakeKaggle:
     def app(self) -> FastAPI:
         app = FastAPI()
 
+        @app.post("/v1/security.OAuthService/IntrospectToken")
+        async def introspect(request: Request) -> Response:
+            self.calls.append((time.monotonic(), "IntrospectToken"))
+            if self._caller(request) is None:
+                return _error(401, "Unauthenticated")
+            body = await request.json()
+            active = body.get("token") == self.token
+            return JSONResponse({"active": active, "username": self.username if active else "", "userId": 7})
+
         @app.post("/v1/competitions.CompetitionApiService/{method}")
         async def rpc(method: str, request: Request) -> Response:
             self.calls.append((time.monotonic(), method))
-            if request.headers.get("authorization") != self._basic():
+            if self._caller(request) is None:
                 return _error(401, "Unauthenticated")
             fault = next((f for f in self.faults if f.method == method and f.times > 0), None)
             if fault is not None:
                 fault.times -= 1
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+                if fault.in_body:
+                    return JSONResponse({"code": fault.status, "message": "injected fault"}, headers=headers)
                 return _error(fault.status, "injected fault", headers)
             body = await request.json()
+            self.bodies.append((method, body))
             handler = getattr(self, f"_{method}", None)
             if handler is None:
                 return _error(404, f"no method {method}")
@@ -113,15 +166,60 @@ class FakeKaggle:
         @app.get("/storage/data/{competition}.zip")
         async def data(competition: str, request: Request) -> Response:
             self.storage_authorization.append(request.headers.get("authorization"))
+            if self.storage_expired or _unsigned_headers(request):
+                return _storage_denied()
             return Response(self._zip(competition), media_type="application/zip")
 
         @app.put("/storage/upload/{token}")
         async def upload(token: str, request: Request) -> Response:
             self.storage_authorization.append(request.headers.get("authorization"))
-            self.uploads[token] = await request.body()
-            return Response(status_code=200)
+            response = await self._upload(token, request)
+            self.upload_statuses.append(response.status_code)
+            return response
 
         return app
+
+    def _caller(self, request: Request) -> str | None:
+        """Who is calling: the token's or the key's owner, or None when the header is neither."""
+        header = request.headers.get("authorization")
+        if header == f"Bearer {self.token}":
+            self.auth_kinds.add("bearer")
+            return self.username
+        if header == "Basic " + base64.b64encode(f"{self.username}:{self.key}".encode()).decode():
+            self.auth_kinds.add("basic")
+            return self.username
+        return None
+
+    async def _upload(self, token: str, request: Request) -> Response:
+        """Google's resumable-upload protocol, as Kaggle's upload URLs speak it."""
+        upload = self.uploads.get(token)
+        if upload is None:
+            return Response(status_code=404)
+        if _unsigned_headers(request, allow_content_type=True):
+            return _storage_denied()
+        content_range = request.headers.get("content-range", "")
+        chunk = await request.body()
+        if content_range.startswith("bytes */"):
+            return self._upload_state(upload)
+        if content_range:
+            start = int(content_range.removeprefix("bytes ").split("-")[0])
+            if start != len(upload.received):
+                return Response(status_code=400)
+        else:
+            upload.received.clear()
+        if self.interrupt_uploads > 0:
+            self.interrupt_uploads -= 1
+            upload.received.extend(chunk[: max(1, len(chunk) // 2)])
+            return self._upload_state(upload)
+        upload.received.extend(chunk)
+        return self._upload_state(upload)
+
+    @staticmethod
+    def _upload_state(upload: Upload) -> Response:
+        if len(upload.received) == upload.size:
+            return Response(status_code=200)
+        headers = {"Range": f"bytes=0-{len(upload.received) - 1}"} if upload.received else {}
+        return Response(status_code=308, headers=headers)
 
     # -- the RPC methods ---------------------------------------------------------------------------
 
@@ -148,20 +246,30 @@ class FakeKaggle:
         if body["competitionName"] in self.unaccepted_rules:
             return _error(403, "You must accept this competition's rules before you can submit.")
         token = uuid.uuid4().hex
+        self.uploads[token] = Upload(body["competitionName"], int(body["contentLength"]))
         return {"token": token, "createUrl": self._storage(request, f"/storage/upload/{token}")}
 
     async def _CreateSubmission(self, body: dict[str, Any], request: Request) -> Response | dict[str, Any]:
-        name, content = body["competitionName"], self.uploads.get(body["blobFileTokens"])
-        if content is None:
+        name, upload = body["competitionName"], self.uploads.get(body["blobFileTokens"])
+        if upload is None:
             return _error(400, "Unknown blob file token")
+        if len(upload.received) != upload.size:
+            return _error(400, f"The upload is incomplete: {len(upload.received)} of {upload.size} bytes")
+        if self.refuse_creation is not None:
+            return {"message": self.refuse_creation}
+        if name in self.submissions_disabled:
+            return _error(400, "Submissions are disabled for this competition")
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "submission.csv"
-            path.write_bytes(content)
+            path.write_bytes(bytes(upload.received))
+            description = body["submissionDescription"]
             try:
-                scored = await self.local.submit(name, path, body["submissionDescription"], uuid.uuid4().hex)
-                record = self._record(name, body["submissionDescription"], "COMPLETE", scored.public_score, None)
+                scored = await self.local.submit(name, path, description, uuid.uuid4().hex)
+                private = scored.private_score if self.private_released else None
+                record = self._record(name, description, "COMPLETE", scored.public_score, private)
+                record["hiddenPrivateScore"] = scored.private_score
             except InvalidSubmission as exc:
-                record = self._record(name, body["submissionDescription"], "ERROR", None, None, error=str(exc))
+                record = self._record(name, description, "ERROR", None, None, error=str(exc))
         self.submissions.append(record)
         return {"message": "Successfully submitted", "ref": record["ref"]}
 
@@ -170,30 +278,44 @@ class FakeKaggle:
         if record is None:
             return _error(404, "Submission not found")
         polls = self._polls[record["ref"]] = self._polls.get(record["ref"], 0) + 1
-        return record if polls > self.pending_polls else {**record, "status": "PENDING", "publicScore": ""}
+        shown = _shown(record)
+        return shown if polls > self.pending_polls else {**shown, "status": "PENDING", "publicScore": ""}
 
     async def _ListSubmissions(self, body: dict[str, Any], request: Request) -> dict[str, Any]:
-        mine = [s for s in reversed(self.submissions) if s["competition"] == body["competitionName"]]
+        mine = [_shown(s) for s in reversed(self.submissions) if s["competition"] == body["competitionName"]]
         return {"submissions": mine, "nextPageToken": ""}
 
     async def _GetLeaderboard(self, body: dict[str, Any], request: Request) -> dict[str, Any]:
-        name = body["competitionName"]
-        spec = await self.local.get_competition(name)
-        rows = [(e.team, e.public_score) for e in await self.local.leaderboard(name) if e.reference]
-        ours = [float(s["publicScore"]) for s in self.submissions if s["competition"] == name and s["publicScore"]]
-        if ours:
-            rows.append((self.team, max(ours) if spec.maximize else min(ours)))
-        rows.sort(key=lambda r: -(r[1] or 0.0) if spec.maximize else (r[1] or 0.0))
-        board = [
+        board = await self._board(
+            body["competitionName"], private=self.private_released and not body.get("overridePublic")
+        )
+        start = int(body.get("pageToken") or 0)
+        size = min(int(body.get("pageSize") or 20), PAGE_LIMIT)
+        rows = [
             {"teamId": i + 1, "teamName": team, "submissionDate": _now(), "score": f"{score:.5f}"}
-            for i, (team, score) in enumerate(rows)
+            for i, (team, score) in enumerate(board[start : start + size], start)
         ]
-        return {"submissions": board, "nextPageToken": ""}
+        more = start + size < len(board)
+        return {"submissions": rows, "nextPageToken": str(start + size) if more else ""}
+
+    async def _board(self, name: str, *, private: bool) -> list[tuple[str, float]]:
+        """The reference teams, the extra ones (all below them) and ours, best first."""
+        spec = await self.local.get_competition(name)
+        sign = 1.0 if spec.maximize else -1.0
+        rows = [
+            (e.team, score)
+            for e in await self.local.leaderboard(name)
+            if e.reference and (score := e.private_score if private else e.public_score) is not None
+        ]
+        worst = min((sign * score for _, score in rows), default=0.0)
+        rows += [(f"team-{i:05d}", sign * (worst - 1e-4 * (i + 1))) for i in range(self.extra_teams)]
+        field_name = "hiddenPrivateScore" if private else "publicScore"
+        ours = [float(s[field_name]) for s in self.submissions if s["competition"] == name and s.get(field_name)]
+        if ours:
+            rows.append((self.team if self.report_team else self.username, max(sign * o for o in ours) * sign))
+        return sorted(rows, key=lambda r: -sign * r[1])
 
     # -- helpers -----------------------------------------------------------------------------------
-
-    def _basic(self) -> str:
-        return "Basic " + base64.b64encode(f"{self.username}:{self.key}".encode()).decode()
 
     def _competition(self, name: str) -> dict[str, Any]:
         spec = self.local.catalog_entry(name) if name in self.local.known_ids() else None
@@ -204,9 +326,10 @@ class FakeKaggle:
             "title": spec.title if spec else name,
             "description": spec.description if spec else "",
             "evaluationMetric": metric,
-            "deadline": (datetime.now(UTC) + timedelta(days=30)).isoformat(),
+            "deadline": (datetime.now(UTC) + timedelta(days=-3 if self.private_released else 30)).isoformat(),
             "maxDailySubmissions": 5,
-            "teamCount": 14,
+            "teamCount": self.team_count if self.team_count is not None else 13 + self.extra_teams,
+            "submissionsDisabled": name in self.submissions_disabled,
             "userHasEntered": name not in self.unaccepted_rules,
             "tags": [{"name": "tabular"}],
         }
@@ -234,12 +357,28 @@ class FakeKaggle:
             "publicScore": "" if public is None else f"{public:.5f}",
             "privateScore": "" if private is None else f"{private:.5f}",
             "errorDescription": error,
-            "teamName": self.team,
+            **({"teamName": self.team} if self.report_team else {}),
         }
 
     @staticmethod
     def _storage(request: Request, path: str) -> str:
         return f"http://localhost:{request.url.port}{path}"
+
+
+def _shown(record: dict[str, Any]) -> dict[str, Any]:
+    """A submission as the API shows it: without the fake's own bookkeeping."""
+    return {k: v for k, v in record.items() if k not in ("competition", "hiddenPrivateScore")}
+
+
+def _unsigned_headers(request: Request, *, allow_content_type: bool = False) -> bool:
+    """A signed storage URL covers its headers: credentials, or a content type it was not signed for, break it."""
+    content_type = request.headers.get("content-type")
+    return "authorization" in request.headers or (content_type is not None and not allow_content_type)
+
+
+def _storage_denied() -> Response:
+    body = "<Error><Code>SignatureDoesNotMatch</Code></Error>"
+    return Response(body, status_code=403, media_type="application/xml")
 
 
 def _error(code: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

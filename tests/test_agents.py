@@ -155,7 +155,7 @@ def test_the_lobbyist_ranks_the_eligible_competitions(sqlite_store: tuple[Settin
     result = _mission(settings, store, FunctionModel(lobbyist), criteria=criteria)
     assert result.success and result.competition_id == "penguins", result.detail
     state = json.loads(store.get_mission("agentic").result or "{}")["state"]  # type: ignore[union-attr]
-    assert state["discovered_competitions"] == ["penguins", "wine"]
+    assert state["discovered_competitions"] == ["penguins", "wine", "tissue"]  # the unranked eligible one last
     assert state["phase_history"][0]["mode"] == "agent"
     logs = [json.loads(e.payload)["message"] for e in store.events_after("agentic") if e.type == "log"]
     assert "lobbyist chose penguins: more rows to learn from" in logs

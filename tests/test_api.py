@@ -37,7 +37,7 @@ def test_follow_a_mission_through_the_approval_gate_with_many_subscribers(
     """`agent-k run --require-approval` stops before Submission; ten subscribers stay on the stream while it
     waits, `POST approve` lets the API's worker finish it, and every subscriber sees the same sequence."""
     env = {"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": database_url}
-    command = [AGENT_K, "run", "--competition", "wine", "--time-budget", "12", "--mission-id", "live"]
+    command = [AGENT_K, "run", "--competition", "wine", "--time-budget", "12", "--mission-id", "live", "--stop-early"]
     mission = subprocess.Popen(
         [*command, "--require-approval", "--json"],
         env={**os.environ, **env},
@@ -81,7 +81,8 @@ def test_follow_a_mission_through_the_approval_gate_with_many_subscribers(
     rest = read_stream(f"{api}/missions/live/events", headers={"Last-Event-ID": "7"})
     assert rest == first[7:]
     assert read_stream(f"{api}/missions/live/events?after=10") == first[10:]
-    assert read_stream(f"{api}/missions/live/events", headers={"Last-Event-ID": str(len(first))}) == []
+    done = httpx.get(f"{api}/missions/live/events", headers={"Last-Event-ID": str(len(first))})
+    assert done.status_code == 204 and done.content == b"", "ended and nothing left: EventSource stops"
 
     detail = httpx.get(f"{api}/missions/live").json()
     assert detail["status"] == "succeeded" and detail["result"]["private_score"] is not None

@@ -71,7 +71,9 @@ def test_a_bad_option_is_a_usage_error(home: Path) -> None:
 
 @pytest.mark.slow
 def test_run_prints_the_json_contract_and_missions_show_it(home: Path, database_url: str) -> None:
-    result = run_cli("run", "--competition", "penguins", "--time-budget", "15", "--json", "--mission-id", "e2e-1")
+    result = run_cli(
+        "run", "--competition", "penguins", "--time-budget", "15", "--json", "--mission-id", "e2e-1", "--stop-early"
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = _last_json_line(result.stdout)
     assert report.keys() >= CONTRACT_KEYS
@@ -88,6 +90,12 @@ def test_run_prints_the_json_contract_and_missions_show_it(home: Path, database_
     assert [r["phase"] for r in document["phase_history"]] == ALL_PHASES
     assert document["state"]["final_submission_id"] == document["result"]["submission_id"]
     assert "e2e-1" in run_cli("missions", "list").stdout
+    page = home / "missions" / "e2e-1" / "report.html"
+    assert f"report: {page}" in result.stderr.replace("\n", "") and page.is_file()
+    assert '"candidate.evaluated"' in page.read_text() and "<script src=" not in page.read_text()
+    assert f"report: {page}" in run_cli("missions", "show", "e2e-1").stdout.replace("\n", "")
+    missing = run_cli("report", "no-such-mission")
+    assert missing.returncode == 2 and "no mission 'no-such-mission'" in missing.stderr
 
     # The solution runs as it is, outside AGENT-K.
     data = home / "missions" / "e2e-1" / "data"
@@ -114,7 +122,7 @@ def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
 def test_kill_9_during_evolution_then_resume(home: Path, database_url: str) -> None:
     store = Store.open(database_url)
     process = subprocess.Popen(
-        [AGENT_K, "run", "--competition", "penguins", "--time-budget", "30", "--mission-id", "killed"],
+        [AGENT_K, "run", "--competition", "penguins", "--time-budget", "30", "--mission-id", "killed", "--stop-early"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=os.environ.copy(),

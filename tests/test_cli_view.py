@@ -24,3 +24,25 @@ def test_recipe_summaries_with_brackets_are_printed_verbatim() -> None:
     with MissionView(console, live=False) as view:
         view.handle(event)
     assert "gen 3 linear(C=1) [log+ratio]: 0.9 (1.0s)" in console.export_text()
+
+
+def test_the_live_status_shows_data_throughput_best_score_and_time_left() -> None:
+    from agent_k.events.models import PhaseStarted, ResearchFinding
+
+    def event(seq: int, phase: str, data: object) -> Event:
+        return Event(mission_id="m", seq=seq, ts=datetime.now(UTC), type=data.type, phase=phase, data=data)  # type: ignore[attr-defined, arg-type]
+
+    console = Console(record=True, width=200, color_system=None)
+    view = MissionView(console, live=False)
+    view.handle(event(1, "research", ResearchFinding(kind="profile", message="p", rows=150_000, features=27)))
+    view.handle(event(2, "evolution", PhaseStarted(mode="workflow", budget_s=40.0)))
+    for seq, (fidelity, cv) in enumerate([(1.0, 0.91), (0.125, None), (0.125, None)], 3):
+        candidate = CandidateEvaluated(
+            candidate_key=f"k{seq}", generation=1, recipe="lightgbm()", status="succeeded" if cv else "screened_out",
+            cv_score=cv, runtime_s=2.0, fidelity=fidelity,
+        )  # fmt: skip
+        view.handle(event(seq, "evolution", candidate))
+    line = view.status_line()
+    assert line.startswith("150,000 rows, 27 features · 3 candidates (2 on a sample), ")
+    assert "best CV [bold]0.91[/]" in line and "evolution: 40s left" in line
+    assert "(2.0s on 12% of rows)" in console.export_text()

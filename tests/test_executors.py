@@ -36,7 +36,8 @@ def test_a_mission_evaluates_its_candidates_on_a_dask_cluster(home: Path, tmp_pa
         assert evaluator.parallelism == 2
         observer = Client(cluster.scheduler_address)
         runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), evaluator=evaluator)
-        runner.create(MissionSpec(mission_id="dask", criteria=Criteria(competition="wine"), time_budget=25))
+        spec = MissionSpec(mission_id="dask", criteria=Criteria(competition="wine"), time_budget=25, stop_early=True)
+        runner.create(spec)
         workers = set(observer.scheduler_info()["workers"])
         with get_task_stream(observer) as stream:
             result = asyncio.run(runner.run("dask"))
@@ -47,6 +48,6 @@ def test_a_mission_evaluates_its_candidates_on_a_dask_cluster(home: Path, tmp_pa
     candidates = store.candidates("dask")
     ran_on_workers = [t for t in stream.data if str(t["key"]).startswith("_evaluate_in_worker")]
     assert len(candidates) >= 3
-    assert len(ran_on_workers) == len(candidates)
+    assert len(ran_on_workers) >= len(candidates)  # a candidate screened first runs twice: its first fold, then all
     assert len(workers) == 2 and {t["worker"] for t in ran_on_workers} <= workers
     store.close()

@@ -122,7 +122,7 @@ def test_credentials_come_from_the_environment_then_kaggle_json(
 
     with pytest.raises(CredentialsMissing, match="set KAGGLE_KEY \\(KAGGLE_USERNAME is set\\), or create"):
         load_credentials({"KAGGLE_USERNAME": "ada", "KAGGLE_CONFIG_DIR": str(tmp_path)})
-    with pytest.raises(CredentialsMissing, match=r"set KAGGLE_USERNAME and KAGGLE_KEY, or create .*kaggle\.json"):
+    with pytest.raises(CredentialsMissing, match=r"set KAGGLE_API_TOKEN .* or .*kaggle\.json works too"):
         load_credentials({"KAGGLE_CONFIG_DIR": str(tmp_path)})
 
     file = tmp_path / "kaggle.json"
@@ -131,7 +131,7 @@ def test_credentials_come_from_the_environment_then_kaggle_json(
     with caplog.at_level(logging.WARNING, logger="agent_k.kaggle"):
         from_file = load_credentials({"KAGGLE_CONFIG_DIR": str(tmp_path)})
         load_credentials({"KAGGLE_CONFIG_DIR": str(tmp_path)})  # a CLI run reads them more than once
-    assert (from_file.username, from_file.key.get_secret_value()) == ("bob", "k2")
+    assert (from_file.username, from_file.secret.get_secret_value()) == ("bob", "k2")
     assert caplog.text.count("readable by other users") == 1 and "k2" not in caplog.text
 
     caplog.clear()

@@ -41,7 +41,7 @@ def kaggle(fake: FakeKaggle, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKa
 def test_without_credentials_nothing_is_written(home: Path, no_kaggle_credentials: Path) -> None:
     result = run_cli("run", "--platform", "kaggle", "--competition", "titanic", "--mission-id", "no-creds")
     assert result.returncode == 2
-    assert "Kaggle credentials missing: set KAGGLE_USERNAME and KAGGLE_KEY, or create" in result.stderr
+    assert "Kaggle credentials missing: set KAGGLE_API_TOKEN" in result.stderr
     assert str(no_kaggle_credentials / "kaggle.json") in result.stderr.replace("\n", "")
     assert not (home / "agent_k.db").exists() and not (home / "missions").exists()
 
@@ -84,6 +84,7 @@ def test_a_kaggle_mission_submits_exactly_once_through_crashes_and_the_quota(hom
     for n in range(4):  # earlier submissions today: one of Kaggle's five daily slots is left
         kaggle.seed_submission("penguins", f"manual try {n}")
     base = ["--platform", "kaggle", "--competition", "penguins", "--time-budget", "15", "--mission-id", "kg"]
+    base.append("--stop-early")
 
     crashed = run_cli("run", *base, env={"AGENT_K_FAILPOINTS": "submission.before_submit"})
     assert crashed.returncode == SIGKILL_EXIT, crashed.stderr[-2000:]
@@ -139,3 +140,31 @@ def test_a_worker_without_credentials_leaves_a_kaggle_mission_queued(settings: S
     assert row is not None and (row.status, row.lease_owner) == ("queued", None)  # for a worker that has them
     assert store.last_snapshot("queued-kaggle") is None
     assert asyncio.run(worker.run_one()) is None  # not claimed again by this one
+
+
+@pytest.mark.slow
+def test_a_kaggle_mission_with_an_api_token(
+    home: Path, fake: FakeKaggle, no_kaggle_credentials: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token in `access_token`, as Kaggle's settings page tells users to save it; our submissions carry no
+    team name, so the rank needs the account's name from `IntrospectToken`; the upload is cut off once."""
+    token_file = no_kaggle_credentials / "access_token"
+    token_file.write_text(fake.token + "\n")
+    token_file.chmod(0o600)
+    fake.report_team, fake.interrupt_uploads = False, 1
+    with serving(fake.app()) as port:
+        monkeypatch.setenv("AGENT_K_KAGGLE_API_URL", f"http://127.0.0.1:{port}")
+        result = run_cli(
+            "run", "--platform", "kaggle", "--competition", "penguins", "--time-budget", "15", "--json", "--stop-early"
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    (submitted,) = _ours(fake)
+    assert report["status"] == "succeeded" and "teamName" not in submitted
+    assert report["public_score"] == pytest.approx(float(str(submitted["publicScore"])))
+    assert isinstance(report["rank"], int) and report["teams"] >= report["rank"]
+    assert fake.auth_kinds == {"bearer"} and 308 in fake.upload_statuses
+    assert set(fake.storage_authorization) == {None}
+    assert fake.token not in result.stdout + result.stderr
+    leaks = [p for p in home.rglob("*") if p.is_file() and fake.token.encode() in p.read_bytes()]
+    assert leaks == []

@@ -10,10 +10,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "agent_k"
 LAYERS = (
     ("cli", "api", "worker"),
+    ("dashboard",),
     ("mission",),
     ("ml", "platforms"),
     ("competition", "store", "events"),
-    ("config", "secrets", "llm", "_blocking", "_failpoints"),
+    ("config", "secrets", "llm", "tracing", "_blocking", "_failpoints"),
 )
 """Top to bottom: a package may import the floors below it, and its own floor where no cycle results."""
 

@@ -20,7 +20,7 @@ KEY = "sk-agentk-test-SECRET-4b1d"
 def _run(home: Path, fake: FakeOpenAI, mission_id: str, *options: str) -> tuple[dict[str, object], str]:
     with serving(fake) as base_url:
         env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": KEY, "AGENT_K_MODEL": "openai-chat:gpt-4o-mini"}
-        args = ["-c", "penguins", "--time-budget", "20", "--mission-id", mission_id, "--json", *options]
+        args = ["-c", "penguins", "--time-budget", "20", "--mission-id", mission_id, "--json", "--stop-early", *options]
         run = run_cli("run", *args, env=env)
     assert run.returncode == 0, run.stderr
     shown = run_cli("missions", "show", mission_id, "--json")

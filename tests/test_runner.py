@@ -35,7 +35,9 @@ def _runner(settings: Settings, store: Store, **kwargs: object) -> MissionRunner
 
 def test_a_full_mission_checkpoints_every_step(settings: Settings, store: Store) -> None:
     runner = _runner(settings, store)
-    runner.create(MissionSpec(mission_id="wine-1", criteria=Criteria(competition="wine"), time_budget=20))
+    runner.create(
+        MissionSpec(mission_id="wine-1", criteria=Criteria(competition="wine"), time_budget=20, stop_early=True)
+    )
     result = asyncio.run(runner.run("wine-1"))
 
     assert result.success, result.detail
@@ -180,7 +182,9 @@ def test_a_mission_succeeds_when_some_candidates_fail(home: Path, tmp_path: Path
     settings = Settings(home=home, database_url=url, workers=2)
     store = Store.open(url)
     runner = _runner(settings, store, evaluator=HostileEvaluator(parallelism=2))
-    runner.create(MissionSpec(mission_id="hostile", criteria=Criteria(competition="wine"), time_budget=20))
+    runner.create(
+        MissionSpec(mission_id="hostile", criteria=Criteria(competition="wine"), time_budget=20, stop_early=True)
+    )
     result = asyncio.run(runner.run("hostile"))
     assert result.success, result.detail
 

@@ -104,7 +104,7 @@ def test_candidates_have_no_network(tmp_path: Path, sandbox_kind: str) -> None:
 def test_memory_limit_turns_a_hog_into_a_failure(tmp_path: Path, sandbox_kind: str) -> None:
     result, _ = _run(tmp_path, "block = bytearray(2 * 1024 ** 3)\n", sandbox_kind, memory_mb=512)
     assert not result.ok
-    assert "MemoryError" in result.stderr_tail
+    assert "out of memory" in result.failure_reason()  # the cgroup's kill, or a failed allocation
 
 
 def test_memory_is_capped_across_all_of_a_candidates_processes(tmp_path: Path, sandbox_kind: str) -> None:

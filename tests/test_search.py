@@ -127,4 +127,6 @@ def test_feature_options_come_from_the_profile() -> None:
         }
     )
     options = feature_options(findings, COMPETITION, drop=("leaky",))
-    assert options == FeatureOptions(skewed=("income",), high_cardinality=("city",), log_target=False)
+    assert options == FeatureOptions(
+        skewed=("income",), high_cardinality=("city",), categorical=("city",), log_target=False
+    )

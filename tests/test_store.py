@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from importlib import resources
@@ -35,6 +37,28 @@ def test_db_upgrade_creates_the_schema(database_url: str) -> None:
     result = run_cli("db", "upgrade")
     assert result.returncode == 0, result.stderr
     assert f"revision {SCHEMA_REVISION}" in result.stdout
+    store = Store.open(database_url)
+    assert current_revision(store.engine) == SCHEMA_REVISION
+    store.close()
+
+
+_OPEN_AT = """
+import sys, time
+from agent_k.store.repository import Store
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
+Store.open(sys.argv[1]).close()
+"""
+
+
+def test_processes_starting_together_on_a_fresh_database_all_open_it(database_url: str) -> None:
+    """A server and its workers often start at once; only one may migrate, the others must wait and go on."""
+    start = time.time() + 3  # every child has imported and is waiting when the moment comes
+    children = [
+        subprocess.Popen([sys.executable, "-c", _OPEN_AT, database_url, str(start)], stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    errors = [child.communicate(timeout=120)[1].decode() for child in children]
+    assert [child.returncode for child in children] == [0] * 4, "\n".join(errors)
     store = Store.open(database_url)
     assert current_revision(store.engine) == SCHEMA_REVISION
     store.close()

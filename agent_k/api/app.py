@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import resources
 
 from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.staticfiles import StaticFiles
 
 from agent_k.api.deps import require_token
 from agent_k.api.errors import validation_error
 from agent_k.api.feeds import EventFeeds
-from agent_k.api.routes import competitions, health, missions
+from agent_k.api.routes import competitions, health, metrics, missions, pages
 from agent_k.api.security import RequestGuard
 from agent_k.config import Settings
 from agent_k.platforms.local import LocalPlatform
@@ -46,11 +48,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             CORSMiddleware,
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "X-Agent-K"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "X-Agent-K", "X-CSRF-Token"],
         )
     app.add_middleware(RequestGuard, loopback_only=settings.api_token is None)
     app.include_router(health.router)
     secured = [Depends(require_token)]
     app.include_router(missions.router, dependencies=secured)
     app.include_router(competitions.router, dependencies=secured)
+    app.include_router(metrics.router, dependencies=secured)
+    app.include_router(pages.router)
+    static = resources.files("agent_k.dashboard").joinpath("static")
+    app.mount("/ui/static", StaticFiles(directory=str(static)), name="static")
     return app

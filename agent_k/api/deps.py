@@ -9,6 +9,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agent_k.api.feeds import EventFeeds
+from agent_k.api.session import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE, csrf_value, matches, session_value
 from agent_k.config import Settings
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
@@ -37,17 +38,26 @@ def get_platform(request: Request) -> LocalPlatform:
 
 
 def require_token(
+    request: Request,
     settings: Annotated[Settings, Depends(get_settings)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:
-    """With `AGENT_K_API_TOKEN` set, every route but the health checks needs `Authorization: Bearer <token>`."""
-    if settings.api_token is None:
+    """With `AGENT_K_API_TOKEN` set, every route but the health checks needs `Authorization: Bearer <token>`, or
+    the dashboard's session cookie; a state-changing request with the cookie also needs its CSRF header."""
+    token = settings.api_token
+    if token is None:
         return
-    expected = settings.api_token.get_secret_value().encode()
-    if credentials is None or not secrets.compare_digest(credentials.credentials.encode(), expected):
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
-        )
+    if credentials is not None and secrets.compare_digest(
+        credentials.credentials.encode(), token.get_secret_value().encode()
+    ):
+        return
+    if matches(request.cookies.get(SESSION_COOKIE), session_value(token)):
+        if request.method not in SAFE_METHODS and not matches(request.headers.get(CSRF_HEADER), csrf_value(token)):
+            raise HTTPException(status.HTTP_403_FORBIDDEN, f"missing or wrong {CSRF_HEADER} header")
+        return
+    raise HTTPException(
+        status.HTTP_401_UNAUTHORIZED, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
+    )
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

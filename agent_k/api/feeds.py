@@ -65,6 +65,11 @@ class EventFeeds:
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
 
+    @property
+    def subscribers(self) -> int:
+        """Streams being served by this process."""
+        return sum(len(feed.subscribers) for feed in self._feeds.values())
+
     async def start(self) -> None:
         if self.store.engine.dialect.name == "postgresql":
             self._listener = asyncio.create_task(self._listen())

@@ -73,3 +73,6 @@ class MissionCreate(BaseModel):
     allow_unsandboxed_code: bool = Field(
         default=False, description="where bubblewrap cannot run, model-written code may run in the basic sandbox"
     )
+    stop_early: bool = Field(
+        default=False, description="end Evolution when the search converges instead of spending the whole budget"
+    )

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from agent_k.cli import admin, competitions, control, missions, run, serve, worker
+from agent_k.cli import admin, competitions, control, missions, report, run, serve, worker
 from agent_k.cli.common import print_error
 
 app = typer.Typer(
@@ -21,6 +21,7 @@ app.command("cancel")(control.cancel)
 app.command("approve")(control.approve)
 app.command("reject")(control.reject)
 app.command("graph")(admin.graph)
+app.command("report")(report.report)
 app.command("serve")(serve.serve)
 app.command("worker")(worker.worker)
 app.add_typer(missions.app, name="missions")

@@ -41,6 +41,18 @@ def load_settings() -> Settings:
         fail_input(f"invalid setting AGENT_K_{'_'.join(map(str, first['loc'])).upper()}: {first['msg']}")
 
 
+def start_tracing(settings: Settings) -> None:
+    """Switch on AGENT_K_TRACING for this process (a missing package is an input error: exit 2)."""
+    if settings.tracing == "off":
+        return
+    from agent_k.tracing import TracingUnavailable, install
+
+    try:
+        install(settings.tracing)
+    except TracingUnavailable as exc:
+        fail_input(str(exc))
+
+
 def open_store(settings: Settings) -> Store:
     from sqlalchemy.exc import SQLAlchemyError
 

@@ -49,7 +49,11 @@ def _search_kaggle(settings: Settings, words: list[str]) -> list[Competition]:
 
     async def search() -> list[Competition]:
         async with httpx.AsyncClient(timeout=30.0) as http:
-            return await open_kaggle(settings, http).list_competitions(Criteria(keywords=words))
+            kaggle = open_kaggle(settings, http)
+            found = await kaggle.list_competitions(Criteria(keywords=words))
+            for slug, reason in kaggle.skipped.items():
+                err_console.print(f"skipped {slug}: {reason}", highlight=False)
+            return found
 
     try:
         return asyncio.run(search())

@@ -61,6 +61,9 @@ def show(
             *(str(record.get(k) or "-") for k in ("phase", "mode", "started", "ended", "outcome", "reason"))
         )
     console.print(history)
+    settings = load_settings()
+    page = settings.missions_dir / document["id"] / "report.html"
+    console.print(f"report: {page}" if page.is_file() else f"report: agent-k report {document['id']}", highlight=False)
     if document["result"]:
         result = Table(show_header=False, title="result")
         for key, value in document["result"].items():

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from agent_k.cli.common import EXIT_FAILED, fail_input, load_settings, open_store
+from agent_k.cli.common import EXIT_FAILED, fail_input, load_settings, open_store, start_tracing
 from agent_k.cli.view import MissionView, summary_table
 from agent_k.competition import MetricName, TaskType
 from agent_k.mission.phases import Mode
@@ -49,6 +49,8 @@ def drive(
     mission_id: str, *, settings: Settings, as_json: bool, executor: str | None, create: MissionSpec | None = None
 ) -> None:
     """Run (or resume) `mission_id` with a live view; print the summary and exit 0 or 1."""
+    from agent_k.cli.report import report_path
+    from agent_k.dashboard.report import write_report
     from agent_k.mission.control import MissionError
     from agent_k.mission.runner import MissionRunner
     from agent_k.ml.executors import ExecutorError, make_evaluator
@@ -58,6 +60,7 @@ def drive(
         evaluator = make_evaluator(executor or settings.executor, settings.parallel_evaluations)
     except ExecutorError as exc:
         fail_input(str(exc))
+    start_tracing(settings)
     store = open_store(settings)
     console = Console(stderr=as_json)
     view = MissionView(console=console, live=console.is_terminal)
@@ -74,9 +77,17 @@ def drive(
         raise typer.Exit(130) from None
     finally:
         evaluator.close()
+    try:
+        page = write_report(store, mission_id, report_path(settings.missions_dir, mission_id))
+    except OSError as exc:  # the mission's outcome stands without its report
+        page = None
+        console.print(f"the report could not be written: {exc.strerror or exc}", markup=False)
+    finally:
         store.close()
     data = report(result, create.criteria.competition if create else None)
     console.print(summary_table(data))
+    if page is not None:
+        console.print(f"report: {page}", highlight=False)
     if result.status == MissionStatus.awaiting_approval:
         console.print(f"awaiting approval: agent-k approve {mission_id}  (or: agent-k reject {mission_id})")
     if as_json:
@@ -118,6 +129,10 @@ def run(
         bool,
         typer.Option(help="where bubblewrap cannot run, let model-written code run in the basic sandbox anyway"),
     ] = False,
+    stop_early: Annotated[
+        bool,
+        typer.Option(help="end Evolution when the search converges (quickest result) instead of using the budget"),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""
@@ -138,6 +153,7 @@ def run(
         require_approval=require_approval,
         max_cost_usd=max_cost,
         allow_unsandboxed_code=allow_unsandboxed_code,
+        stop_early=stop_early,
         mission_id=mission_id,
     )
     try:

@@ -45,10 +45,20 @@ def serve(
 
     from agent_k.api import create_app
 
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"dashboard: http://{shown}:{port}/  (API docs: http://{shown}:{port}/docs)", err=True)
     # The embedded worker is a child process: phases never run in the API's event loop.
     worker = subprocess.Popen([sys.argv[0], "worker"], preexec_fn=_die_with_parent) if with_worker else None
     try:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+        # Open event streams (a dashboard left open) would otherwise hold a shutdown until their missions end.
+        uvicorn.run(
+            create_app(settings),
+            host=host,
+            port=port,
+            log_level="info",
+            access_log=False,
+            timeout_graceful_shutdown=5,
+        )
     finally:
         if worker is not None:
             worker.terminate()

@@ -36,11 +36,15 @@ def describe(event: Event) -> str | None:
             return f"{event.phase} failed: {d.reason}"
         case "budget.warning":
             return f"{event.phase}: {d.used_s:.1f}s of {d.allowed_s:.1f}s used"
+        case "competition.selected":
+            direction = "higher" if d.maximize else "lower"
+            return f"selected {d.competition}: {d.task}, {d.metric} ({direction} is better), {d.n_train:,} train rows"
         case "research.finding" | "log":
             return str(d.message)
         case "candidate.evaluated":
             score = f"{d.cv_score:.5g}" if d.cv_score is not None else d.error or "failed"
-            return f"gen {d.generation} {d.recipe}: {score} ({d.runtime_s:.1f}s)"
+            sample = f" on {d.fidelity:.0%} of rows" if d.fidelity < 1 else ""
+            return f"gen {d.generation} {d.recipe}: {score} ({d.runtime_s:.1f}s{sample})"
         case "evolution.generation":
             best = f"{d.best_score:.5g}" if d.best_score is not None else "-"
             return f"generation {d.generation}: best CV {best}, {d.evaluated} evaluated"
@@ -64,6 +68,12 @@ class MissionView:
     status: dict[str, str] = field(default_factory=lambda: dict.fromkeys(PHASES, "pending"))
     detail: dict[str, str] = field(default_factory=dict)
     best: float | None = None
+    data: str = ""
+    """The training data's shape, once Research has read it."""
+    candidates: int = 0
+    sampled: int = 0
+    phase_clock: tuple[str, float, float] | None = None
+    """The running phase, its allowance in seconds, and when it started (this view's clock)."""
     _started: float = field(default_factory=time.monotonic)
     _live: Live | None = None
     _progress: Progress = field(
@@ -88,19 +98,26 @@ class MissionView:
     def handle(self, event: Event) -> None:
         d: Any = event.data
         phase = event.phase or ""
-        if event.type == "phase.started":
-            self.status[phase] = "running"
-        elif event.type == "phase.completed":
-            self.status[phase] = "completed"
-            if phase == "evolution":
-                self._progress.update(self._task, completed=1.0)
-        elif event.type == "phase.failed":
-            self.status[phase] = "failed"
-        elif event.type == "evolution.generation":
-            self.best = d.best_score
-            self._progress.update(self._task, completed=d.budget_used, description=f"gen {d.generation}")
-        elif event.type == "candidate.evaluated" and d.cv_score is not None and self.best is None:
-            self.best = d.cv_score
+        match event.type:
+            case "phase.started":
+                self.status[phase] = "running"
+                self.phase_clock = (phase, d.budget_s, time.monotonic())
+            case "phase.completed":
+                self.status[phase] = "completed"
+                if phase == "evolution":
+                    self._progress.update(self._task, completed=1.0)
+            case "phase.failed":
+                self.status[phase] = "failed"
+            case "research.finding" if d.rows is not None:
+                self.data = f"{d.rows:,} rows, {d.features} features"
+            case "candidate.evaluated":
+                self.candidates += 1
+                self.sampled += d.fidelity < 1
+                if d.cv_score is not None and self.best is None:
+                    self.best = d.cv_score
+            case "evolution.generation":
+                self.best = d.best_score
+                self._progress.update(self._task, completed=d.budget_used, description=f"gen {d.generation}")
         line = describe(event)
         if line is None:
             return
@@ -116,8 +133,20 @@ class MissionView:
         table = Table(show_header=False, box=None, pad_edge=False)
         for phase in PHASES:
             table.add_row(SYMBOLS[self.status[phase]], phase, self.detail.get(phase, ""))
-        best = f"best CV score: [bold]{self.best:.5g}[/]" if self.best is not None else "best CV score: -"
-        return Group(table, self._progress, best)
+        return Group(table, self._progress, self.status_line())
+
+    def status_line(self) -> str:
+        """Data, throughput, best score and the running phase's time left: what a long run is judged by."""
+        minutes = max((time.monotonic() - self._started) / 60, 1e-9)
+        parts = [self.data] if self.data else []
+        if self.candidates:
+            sampled = f" ({self.sampled} on a sample)" if self.sampled else ""
+            parts.append(f"{self.candidates} candidates{sampled}, {self.candidates / minutes:.1f}/min")
+        parts.append(f"best CV [bold]{self.best:.5g}[/]" if self.best is not None else "best CV -")
+        if self.phase_clock is not None and self.status.get(self.phase_clock[0]) == "running":
+            phase, allowance, since = self.phase_clock
+            parts.append(f"{phase}: {max(0.0, allowance - (time.monotonic() - since)):.0f}s left")
+        return " · ".join(parts)
 
 
 def summary_table(report: dict[str, Any]) -> Table:

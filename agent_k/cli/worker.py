@@ -11,7 +11,7 @@ from typing import IO, Annotated
 
 import typer
 
-from agent_k.cli.common import fail_input, load_settings, open_store
+from agent_k.cli.common import fail_input, load_settings, open_store, start_tracing
 
 LOCK_WAIT_S = 5.0
 """A worker that is stopping (say, the embedded one of an API being restarted) gets this long to let go."""
@@ -46,6 +46,7 @@ def worker(
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = load_settings()
+    start_tracing(settings)
     scrub_logs(collect(settings))
     store = open_store(settings)
     lock = _sole_sqlite_worker(settings.resolved_database_url)

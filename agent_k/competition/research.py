@@ -20,6 +20,9 @@ class ColumnProfile(BaseModel):
     """Numeric and strictly positive: usable as a ratio's denominator."""
     single_column_score: float | None = None
     """Cross-validated score of a small tree on this column alone (see LeakageSuspect)."""
+    code: bool = False
+    """Integers that name things (a user, store or movie id with repeated values): a category written in
+    numbers, worth target and count encoding."""
 
 
 class TargetProfile(BaseModel):

@@ -49,6 +49,8 @@ class PhaseCompleted(BaseModel):
     summary: str = ""
     llm_requests: int = 0
     llm_tokens: int = 0
+    mission_cost_usd: float = 0.0
+    """What the mission's model calls have cost so far (genai-prices)."""
 
 
 class PhaseFailed(BaseModel):
@@ -68,10 +70,24 @@ class BudgetWarning(BaseModel):
     allowed_s: float
 
 
+class CompetitionSelected(BaseModel):
+    type: Literal["competition.selected"] = "competition.selected"
+    competition: str
+    task: str
+    metric: str
+    maximize: bool
+    """The metric's direction: pages plot and rank candidates by it."""
+    n_train: int
+    n_test: int
+
+
 class ResearchFinding(BaseModel):
     type: Literal["research.finding"] = "research.finding"
     kind: str
     message: str
+    rows: int | None = None
+    """The profile's training rows and feature columns (kind "profile")."""
+    features: int | None = None
 
 
 class CandidateEvaluated(BaseModel):
@@ -83,6 +99,8 @@ class CandidateEvaluated(BaseModel):
     cv_score: float | None
     runtime_s: float
     error: str | None = None
+    fidelity: float = 1.0
+    """The share of training rows it was scored on (below 1: screened on a sample, never compared with full CV)."""
 
 
 class EvolutionGeneration(BaseModel):
@@ -153,6 +171,7 @@ EventData = Annotated[
     | PhaseFailed
     | PhaseFallback
     | BudgetWarning
+    | CompetitionSelected
     | ResearchFinding
     | CandidateEvaluated
     | EvolutionGeneration

@@ -21,6 +21,7 @@ from agent_k.mission.candidates import (
     candidate_limits,
     record,
     search_history,
+    sizing,
 )
 from agent_k.mission.context import GraphContext
 from agent_k.mission.phases import Phase
@@ -37,11 +38,20 @@ STARTUP_S = 2.0
 
 
 def blend_pool(candidates: list[ArchivedCandidate], state: MissionState) -> list[ArchivedCandidate]:
-    """The best candidate of each niche, best first: diversity is what makes a blend gain."""
+    """The best candidate of each niche, best first (diversity is what makes a blend gain), then the other
+    seeds of the best one (averaging seeds lowers a model's variance)."""
     assert state.selected_competition is not None
     by_key = {c.key: c for c in candidates}
     elites = niche_elites(search_history(candidates), state.selected_competition)
-    return [by_key[e.recipe.key] for e in elites[:POOL_SIZE]]
+    pool = [by_key[e.recipe.key] for e in elites[:POOL_SIZE]]
+    if elites:
+        best = elites[0].recipe.without_seed()
+        pool += [
+            c
+            for c in candidates
+            if c.succeeded and isinstance(c.recipe, Recipe) and c not in pool and c.recipe.without_seed() == best
+        ]
+    return pool
 
 
 def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState) -> float:
@@ -63,6 +73,17 @@ async def final_blend(
     assert competition is not None and findings is not None and state.data_dir is not None
     candidates = await archive(ctx, state)
     pool = blend_pool(candidates, state)
+    by_key = {c.key: c for c in candidates}
+
+    def fit_cost(key: str) -> float:
+        return (by_key[key].runtime_s or 0.0) / (findings.cv.n_folds + 1)
+
+    cheapest = sorted(fit_cost(c.key) for c in pool)[:2]
+    if len(cheapest) < 2 or STARTUP_S + sum(cheapest) > timeout_s:
+        # Choosing a blend reads every member's predictions and scores many mixes: on large data that alone
+        # takes seconds, which a blend that cannot be fitted in time would spend for nothing.
+        reason = f"no time left to fit a blend ({timeout_s:.0f} s)" if len(cheapest) == 2 else "fewer than 2 candidates"
+        return _outcome(None, evolution.best_score, kept=False, reason=reason)
     data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
     oofs: dict[str, OutOfFold] = {}
     cap = MAX_FILE_MB * 2**20
@@ -75,10 +96,6 @@ async def final_blend(
             oofs[candidate.key] = await parse_output(candidate.folder / "oof.csv", parse, max_bytes=cap)
         except (InvalidSubmission, UntrustedOutput):
             continue  # its files are gone (e.g. a cleaned-up folder): blend the others
-    by_key = {c.key: c for c in candidates}
-
-    def fit_cost(key: str) -> float:
-        return (by_key[key].runtime_s or 0.0) / (findings.cv.n_folds + 1)
 
     best_single = evolution.best_score
     reason = "no blend beats the best single candidate"
@@ -97,7 +114,10 @@ async def final_blend(
     done = by_key.get(ensemble.key)
     if done is None:
         workdir = candidate_dir(ctx.mission_dir, ensemble.key)
-        limits = candidate_limits(ctx, state, timeout_s=timeout_s, threads=ctx.settings.parallel_evaluations)
+        memory_mb = sizing(ctx, state, 1).memory_mb
+        limits = candidate_limits(
+            ctx, state, timeout_s=timeout_s, threads=ctx.settings.parallel_evaluations, memory_mb=memory_mb
+        )
         result = await ctx.evaluator.evaluate(ensemble, data, findings.cv, workdir, limits, folds=0)
         if result.status == CandidateStatus.succeeded:
             result.cv_mean, result.fold_scores = blend.cv_mean, blend.fold_scores

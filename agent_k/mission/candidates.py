@@ -5,20 +5,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_k import tracing
 from agent_k.competition import Competition
 from agent_k.competition.research import CVScheme
 from agent_k.events.models import CandidateEvaluated
 from agent_k.mission.context import GraphContext
 from agent_k.mission.phases import Phase
-from agent_k.mission.state import MissionState
+from agent_k.mission.state import CandidateMemory, MissionState
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.executors import Evaluator
-from agent_k.ml.recipes import Ensemble, Recipe, Solution, load_solution
+from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, Solution, load_solution
 from agent_k.ml.sandbox import Limits, UntrustedOutput, read_regular
 from agent_k.ml.search import Proposal, Scored
+from agent_k.ml.sizing import data_mb, size_candidates
 from agent_k.secrets import Scrubber
 from agent_k.store.models import CandidateRow, utcnow
 from agent_k.store.status import CandidateStatus
@@ -29,6 +32,13 @@ SCREEN_MIN_RUNTIME_S = 3.0
 """Below this typical runtime a candidate is cheaper to evaluate in full than to screen first."""
 SCREEN_RANK = 3
 """A screened candidate goes on to full CV if its first fold beats the SCREEN_RANK-th best candidate's."""
+SAMPLE_MIN_TRAIN_ROWS = 20_000
+SAMPLE_MIN_RUNTIME_S = 6.0
+"""From this many training rows, and when a full evaluation typically takes this long, a generation is first
+scored on a sample (successive halving). Below either, full CV is cheap enough, and a sample would only favour
+the models that do well on little data (linear ones) over those that win on all of it."""
+SAMPLE_SHARE = 0.125
+SAMPLE_MIN_ROWS = 5_000
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,7 @@ class ArchivedCandidate:
     runtime_s: float | None
     error: str | None
     folder: Path
+    fidelity: float = 1.0
 
     @property
     def succeeded(self) -> bool:
@@ -66,6 +77,7 @@ class ArchivedCandidate:
             runtime_s=row.runtime_s,
             error=row.error_tail,
             folder=candidate_dir(mission_dir, row.key),
+            fidelity=row.fidelity,
         )
 
 
@@ -77,9 +89,26 @@ class Screen:
     threshold: float
 
 
+def sample_rows(n_train: int, typical_runtime_s: float) -> int | None:
+    """How many rows a generation's first look uses: an eighth of large, costly data (at least 5,000), or None
+    where a full evaluation is cheap enough."""
+    if n_train < SAMPLE_MIN_TRAIN_ROWS or typical_runtime_s < SAMPLE_MIN_RUNTIME_S:
+        return None
+    return max(SAMPLE_MIN_ROWS, int(n_train * SAMPLE_SHARE))
+
+
 def search_history(candidates: list[ArchivedCandidate]) -> list[Scored]:
     """Single-recipe candidates as the search sees them (ensembles are never parents)."""
     return [Scored(c.recipe, c.cv if c.succeeded else None) for c in candidates if isinstance(c.recipe, Recipe)]
+
+
+def out_of_memory_families(candidates: list[ArchivedCandidate]) -> frozenset[ModelFamily]:
+    """Families a candidate of which ran out of memory on this data: the search stops proposing them."""
+    return frozenset(
+        c.recipe.family
+        for c in candidates
+        if isinstance(c.recipe, Recipe) and c.status == CandidateStatus.failed and "out of memory" in (c.error or "")
+    )
 
 
 def best_single(candidates: list[ArchivedCandidate], competition: Competition) -> ArchivedCandidate | None:
@@ -109,12 +138,25 @@ def feature_drops(state: MissionState) -> tuple[str, ...]:
     return tuple(sorted({c for c in drop if c not in keep}))
 
 
-def candidate_limits(ctx: GraphContext, state: MissionState, *, timeout_s: float, threads: int) -> Limits:
+def sizing(ctx: GraphContext, state: MissionState, parallel: int) -> CandidateMemory:
+    """Memory per candidate and how many run at once, for this mission's data on this machine (decided once per
+    mission, then kept in its state)."""
+    assert state.data_dir is not None
+    if state.candidate_memory is None:
+        size = size_candidates(data_mb(Path(state.data_dir)), parallel, cap_mb=ctx.settings.candidate_memory_mb)
+        state.candidate_memory = CandidateMemory(memory_mb=size.memory_mb, parallel=size.parallel)
+    decided = state.candidate_memory
+    return decided.model_copy(update={"parallel": max(1, min(parallel, decided.parallel))})
+
+
+def candidate_limits(
+    ctx: GraphContext, state: MissionState, *, timeout_s: float, threads: int, memory_mb: int
+) -> Limits:
     """What one candidate of this mission may use, and the sandbox it runs in."""
     forced = ctx.settings.sandbox
     return Limits(
         timeout_s=max(1.0, timeout_s),
-        memory_mb=ctx.settings.candidate_memory_mb,
+        memory_mb=memory_mb,
         threads=threads,
         sandbox=None if forced == "auto" else forced,  # on a Dask worker: that machine's best
         allow_unsandboxed_code=state.allow_unsandboxed_code,
@@ -151,6 +193,7 @@ async def record(
     generation: int,
     parents: tuple[str, ...],
     phase: Phase,
+    fidelity: float = 1.0,
 ) -> ArchivedCandidate:
     """Archive one evaluated candidate and announce it. What its code printed is scrubbed of secrets first."""
     await asyncio.to_thread(_scrub_logs, candidate_dir(ctx.mission_dir, solution.key), ctx.scrub)
@@ -166,6 +209,7 @@ async def record(
         parents=json.dumps(list(parents)),
         status=status,
         error_tail=ctx.scrub.one_line(result.error),
+        fidelity=round(fidelity, 4),
         created_at=utcnow(),
     )
     await asyncio.to_thread(ctx.store.save_candidate, row)
@@ -178,6 +222,7 @@ async def record(
             cv_score=row.cv_mean,
             runtime_s=result.runtime_s,
             error=row.error_tail,
+            fidelity=row.fidelity,
         ),
         phase,
     )
@@ -194,27 +239,77 @@ async def evaluate_proposals(
     timeout_s: float,
     parallel: int,
     screen: Screen | None = None,
+    rows: int | None = None,
 ) -> list[ArchivedCandidate]:
-    """Evaluate in parallel; a recipe already in the archive (e.g. before a crash) is not run again."""
+    """Evaluate in parallel; a recipe already in the archive (e.g. before a crash) is not run again.
+
+    With `rows`, successive halving: every new recipe is first cross-validated on a sample of that many rows,
+    and the better half goes on to full CV when its likely runtime (the first look's, scaled up by the sample's
+    share) fits in the time left. The others are archived as screened out, at their fidelity, so a sample's
+    score is never compared with a full one."""
     competition, findings = state.selected_competition, state.research_findings
     assert competition is not None and findings is not None and state.data_dir is not None
     known = {c.key: c for c in await archive(ctx, state)}
     data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
+    size = sizing(ctx, state, parallel)
+    parallel = size.parallel
     threads = max(1, ctx.settings.parallel_evaluations // max(1, min(parallel, len(proposals))))
-    limits = candidate_limits(ctx, state, timeout_s=timeout_s, threads=threads)
+    limits = candidate_limits(ctx, state, timeout_s=timeout_s, threads=threads, memory_mb=size.memory_mb)
     semaphore = asyncio.Semaphore(parallel)
+    fresh = [p for p in proposals if p.recipe.key not in known]
+    sampled = [p for p in fresh if isinstance(p.recipe, Recipe)] if rows and len(fresh) > 1 else []
+    fidelity = min(1.0, (rows or 0) / max(1, findings.n_train))
+    started = time.monotonic()
+
+    async def first_look(proposal: Proposal) -> tuple[Proposal, Evaluation]:
+        async with semaphore:
+            workdir = candidate_dir(ctx.mission_dir, proposal.recipe.key)
+            summary = proposal.recipe.summary()[:200]
+            with tracing.span("candidate", ctx.phase_span, key=proposal.recipe.key, recipe=summary, rows=rows or 0):
+                return proposal, await ctx.evaluator.evaluate(
+                    proposal.recipe, data, findings.cv, workdir, limits, rows=rows
+                )
+
+    looks = {p.recipe.key: (p, e) for p, e in await asyncio.gather(*(first_look(p) for p in sampled))}
+    scored = [(p, e) for p, e in looks.values() if e.status == CandidateStatus.succeeded and e.cv_mean is not None]
+    scored.sort(key=lambda pe: pe[1].cv_mean or 0.0, reverse=competition.maximize)
+    left = timeout_s - (time.monotonic() - started)
+    better_half = scored[: (len(scored) + 1) // 2]
+    promoted = {p.recipe.key for p, e in better_half if e.runtime_s / max(fidelity, 1e-3) <= left}
+    bar = better_half[-1][1].cv_mean if better_half else None
 
     async def one(proposal: Proposal) -> ArchivedCandidate:
         recipe = proposal.recipe
         if recipe.key in known:
             return known[recipe.key]
-        workdir = candidate_dir(ctx.mission_dir, recipe.key)
-        async with semaphore:
-            result, status = await screen_then_evaluate(
-                ctx.evaluator, recipe, data, findings.cv, workdir, limits, screen
-            )
+        look = looks.get(recipe.key)
+        if look is not None and recipe.key not in promoted:
+            result, status, share = look[1], CandidateStatus.failed, fidelity
+            if result.status == CandidateStatus.succeeded:
+                status = CandidateStatus.screened_out
+                in_half = any(p.recipe.key == recipe.key for p, _ in better_half)
+                why = "no time left for its full CV" if in_half else f"the better half reached {bar:.6g}"
+                result.error = f"screened out on {rows:,} rows ({fidelity:.0%}): {result.cv_mean:.6g}; {why}"
+        else:
+            workdir = candidate_dir(ctx.mission_dir, recipe.key)
+            async with semaphore:
+                with tracing.span("candidate", ctx.phase_span, key=recipe.key, recipe=recipe.summary()[:200]):
+                    result, status = await screen_then_evaluate(
+                        ctx.evaluator, recipe, data, findings.cv, workdir, limits, None if look else screen
+                    )
+            share = 1.0
+            if look is not None:
+                result.runtime_s += look[1].runtime_s
         return await record(
-            ctx, state, recipe, result, status=status, generation=generation, parents=proposal.parents, phase=phase
+            ctx,
+            state,
+            recipe,
+            result,
+            status=status,
+            generation=generation,
+            parents=proposal.parents,
+            phase=phase,
+            fidelity=share,
         )
 
     return list(await asyncio.gather(*(one(p) for p in proposals)))

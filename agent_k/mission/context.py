@@ -18,6 +18,7 @@ from agent_k.secrets import Scrubber
 from agent_k.store.repository import Store
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import Span
     from pydantic_ai.models import Model
 
 
@@ -37,6 +38,9 @@ class GraphContext:
     model: Model | None = None
     """The language model of agent mode; None in workflow mode or when it could not be built."""
     model_error: str | None = None
+    mission_span: Span | None = None
+    """The mission's trace span, and the running phase step's under it (no-op spans unless tracing is on)."""
+    phase_span: Span | None = None
 
     def __getstate__(self) -> None:
         raise TypeError("GraphContext holds live connections and is never serialised")

@@ -57,6 +57,7 @@ class MissionRequest(BaseModel):
     require_approval: bool = False
     max_cost_usd: float | None = None
     allow_unsandboxed_code: bool = False
+    stop_early: bool = False
     mission_id: str | None = None
     """Default: a new id."""
 
@@ -77,6 +78,8 @@ class MissionSpec(BaseModel):
     max_cost_usd: float | None = None
     allow_unsandboxed_code: bool = False
     """Model-written code may run in the basic sandbox where bubblewrap cannot run."""
+    stop_early: bool = False
+    """End Evolution when the search converges instead of spending the rest of the budget."""
 
     def options(self) -> str:
         """The `options` JSON of the mission row."""
@@ -99,6 +102,7 @@ class MissionSpec(BaseModel):
             model=self.model,
             max_cost_usd=self.max_cost_usd,
             allow_unsandboxed_code=self.allow_unsandboxed_code,
+            stop_early=self.stop_early,
             budget=BudgetLedger(total_s=self.time_budget),
         )
 
@@ -139,6 +143,7 @@ async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpe
         model=model,
         max_cost_usd=request.max_cost_usd,
         allow_unsandboxed_code=request.allow_unsandboxed_code,
+        stop_early=request.stop_early,
     )
 
 

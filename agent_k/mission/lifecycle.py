@@ -59,6 +59,7 @@ async def close_phase(state: MissionState, ctx: GraphContext, outcome: str, reas
         elapsed_s=round(state.budget.spent_s.get(phase, 0.0), 3),
         llm_requests=state.budget.llm_requests.get(phase, 0),
         llm_tokens=state.budget.llm_tokens.get(phase, 0),
+        mission_cost_usd=round(state.budget.cost_usd, 6),
     )
     await ctx.events.emit(completed, phase.value)
 

@@ -17,6 +17,7 @@ import httpx
 from pydantic import TypeAdapter
 from pydantic_graph import EndMarker
 
+from agent_k import tracing
 from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.events.models import Event, Log, MissionStarted
@@ -214,8 +215,15 @@ class MissionRunner:
             model_error=model_error,
         )
         owner, ttl = self.owner, self.settings.lease_ttl
-        async with heartbeat(self.store, owner, ttl, state=state, clock=clock, emitter=emitter, on_cancel=cancel):
-            return await self._iterate(state, ctx, start, next_seq)
+        ctx.mission_span = tracing.start("mission", mission=state.mission_id, mode=state.mode.value)
+        try:
+            async with heartbeat(self.store, owner, ttl, state=state, clock=clock, emitter=emitter, on_cancel=cancel):
+                result = await self._iterate(state, ctx, start, next_seq)
+            ctx.mission_span.set_attribute("status", result.status)
+            return result
+        finally:
+            tracing.finish(ctx.phase_span)
+            tracing.finish(ctx.mission_span)
 
     async def _iterate(self, state: MissionState, ctx: GraphContext, start: PhaseNode, seq: int) -> MissionResult:
         clock, snapshot_id, current = ctx.budget, None, None
@@ -253,6 +261,8 @@ class MissionRunner:
                     snapshot_id = await self._checkpoint(state, node, snapshot_id, seq)
                     seq += 1
                     clock.start_step(node.phase)
+                    tracing.finish(ctx.phase_span)
+                    ctx.phase_span = tracing.start(f"phase {node.phase.value}", ctx.mission_span, step=seq - 1)
                     current = node
         except asyncio.CancelledError:
             if not self._cancel_requested:

@@ -23,6 +23,13 @@ class PhaseRecord(BaseModel):
     """Why an agent phase fell back to its workflow path, if it did."""
 
 
+class CandidateMemory(BaseModel):
+    memory_mb: int
+    """Each candidate's cap, all its processes together."""
+    parallel: int
+    """How many candidates may run at once with that cap."""
+
+
 class EvolutionState(BaseModel):
     generation: int = 0
     best_candidate_key: str | None = None
@@ -32,6 +39,8 @@ class EvolutionState(BaseModel):
     failed: int = 0
     screened_out: int = 0
     stop_reason: str | None = None
+    widened_at: int | None = None
+    """The generation after which the converged search was widened to spend the rest of the budget."""
 
 
 class BudgetLedger(BaseModel):
@@ -43,6 +52,8 @@ class BudgetLedger(BaseModel):
     llm_tokens: dict[Phase, int] = Field(default_factory=dict)
     llm_requests: dict[Phase, int] = Field(default_factory=dict)
     cost_usd: float = 0.0
+    allowance_spent: list[Phase] = Field(default_factory=list)
+    """Phases whose agent used up its requests or tokens: their workflow path carries on, without a fallback."""
 
     @property
     def elapsed_s(self) -> float:
@@ -63,6 +74,11 @@ class MissionState(BaseModel):
     """Once the agents have cost this much, the remaining agent phases run their workflow path."""
     allow_unsandboxed_code: bool = False
     """Model-written code may run without bubblewrap (the user asked for it explicitly)."""
+    stop_early: bool = False
+    """End Evolution when the search converges (the quickest result) instead of widening it."""
+    candidate_memory: CandidateMemory | None = None
+    """Decided once, when the first candidates run: a cap that followed the free memory from one generation to
+    the next would restart the warm workers every time."""
     current_phase: Phase | None = None
     phases_completed: list[Phase] = Field(default_factory=list)
     phase_modes: dict[Phase, str] = Field(default_factory=dict)

@@ -15,8 +15,10 @@ import pandas as pd
 
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, fold_scores
 
-ROUNDS = 20
-MAX_MEMBERS = 5
+ROUNDS = 25
+MAX_MEMBERS = 7
+PATIENCE = 6
+"""Rounds without a better blend before the selection stops."""
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,18 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
     counts = {first: 1}
     best_mean, best_scores = score(counts)
     best_counts = dict(counts)
+    stale = 0
     for _ in range(rounds):
+        if stale >= PATIENCE:  # more picks of the same members only re-weigh what already stopped helping
+            break
         options = [k for k in pool if k in counts or len(counts) < MAX_MEMBERS]
         trials = [(score({**counts, key: counts.get(key, 0) + 1}), key) for key in options]
         (mean, scores), key = max(trials, key=lambda t: t[0][0] if spec.maximize else -t[0][0])
         counts[key] = counts.get(key, 0) + 1
         if spec.better(mean, best_mean):
-            best_mean, best_scores, best_counts = mean, scores, dict(counts)
+            best_mean, best_scores, best_counts, stale = mean, scores, dict(counts), 0
+        else:
+            stale += 1
     if len(best_counts) < 2:
         return None
     return Blend(

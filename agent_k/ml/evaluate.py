@@ -14,7 +14,8 @@ from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
 from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.render import render_solution
-from agent_k.ml.sandbox import Job, Limits, UntrustedOutput, parse_output, run_sandboxed
+from agent_k.ml.sandbox import Job, Limits, Runner, UntrustedOutput, parse_output, run_sandboxed
+from agent_k.ml.tables import has_tables, read_table
 from agent_k.store.status import CandidateStatus
 
 SUBMISSION, OOF = "submission.csv", "oof.csv"
@@ -31,8 +32,8 @@ class CompetitionData:
 
     @classmethod
     def load(cls, spec: Competition, data_dir: Path) -> CompetitionData:
-        train = pd.read_csv(data_dir / "train.csv", usecols=[spec.id_column, spec.target])
-        test = pd.read_csv(data_dir / "test.csv", usecols=[spec.id_column])
+        train = read_table(data_dir, "train.csv", [spec.id_column, spec.target])
+        test = read_table(data_dir, "test.csv", [spec.id_column])
         target = train[spec.target].set_axis(metrics.normalize_labels(train[spec.id_column]))
         return cls(spec, data_dir, target, test[spec.id_column])
 
@@ -47,6 +48,8 @@ class Evaluation:
     script_path: Path | None = None
     submission_path: Path | None = None
     oof_path: Path | None = None
+    peak_mb: float | None = None
+    """The most memory the candidate's processes held at once (None where no memory cgroup records it)."""
 
 
 @dataclass(frozen=True)
@@ -115,25 +118,37 @@ async def evaluate(
     limits: Limits,
     *,
     folds: int | None = None,
+    rows: int | None = None,
+    run: Runner = run_sandboxed,
 ) -> Evaluation:
     """Run the solution sandboxed and score its out-of-fold predictions.
 
     `folds=None`: full CV and the submission. `folds=K`: the first K folds only, no submission (a quick
     screen). `folds=0`: the submission only (a blend, whose CV comes from its members' predictions).
+    `rows=N`: CV on a random sample of N training rows, no submission (a low-fidelity screen of large data).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
     script.write_text(render_solution(solution, data.spec, cv))
     args, outputs = ["--out", SUBMISSION], [SUBMISSION]
+    if has_tables(data.data_dir):
+        args.append("--tables")
     if folds != 0:
         args += ["--oof", OOF]
         outputs.append(OOF)
     if folds:
-        args += ["--folds", str(folds), "--cv-only"]
+        args += ["--folds", str(folds)]
+    if rows:
+        args += ["--rows", str(rows)]
+    partial = bool(folds or rows)
+    if partial:
+        args.append("--cv-only")
         outputs.remove(SUBMISSION)
     job = Job(script=script, data=data.data_dir, args=tuple(args), outputs=tuple(outputs))
-    result = await run_sandboxed(job, workdir=workdir, limits=limits)
-    evaluation = Evaluation(status=CandidateStatus.failed, runtime_s=result.runtime_s, script_path=script)
+    result = await run(job, workdir=workdir, limits=limits)
+    evaluation = Evaluation(
+        status=CandidateStatus.failed, runtime_s=result.runtime_s, script_path=script, peak_mb=result.peak_mb
+    )
     if not result.ok:
         evaluation.error = result.failure_reason()
         return evaluation
@@ -142,13 +157,13 @@ async def evaluate(
         if folds != 0:
 
             def score(buffer: IO[bytes]) -> list[float]:
-                return fold_scores(data, read_oof(data, buffer, complete=not folds))
+                return fold_scores(data, read_oof(data, buffer, complete=not partial))
 
             scores = await parse_output(workdir / OOF, score, max_bytes=cap, left_out=result.left_out)
             evaluation.fold_scores = [round(s, 6) for s in scores]
             evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
             evaluation.oof_path = workdir / OOF
-        if not folds:
+        if not partial:
 
             def check(buffer: IO[bytes]) -> None:
                 read_submission(buffer, data.spec, data.test_ids)

@@ -7,7 +7,7 @@ folder must be on storage the workers share (the same paths are used on both sid
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,16 +15,26 @@ from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import CompetitionData, Evaluation, evaluate
 from agent_k.ml.harness import evaluate_script
 from agent_k.ml.recipes import Script, Solution
-from agent_k.ml.sandbox import Limits
+from agent_k.ml.sandbox import Limits, Runner, run_sandboxed
+from agent_k.ml.sandbox.warm import WarmPool
 
 
 async def evaluate_solution(
-    solution: Solution, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits, *, folds: int | None = None
+    solution: Solution,
+    data: CompetitionData,
+    cv: CVScheme,
+    workdir: Path,
+    limits: Limits,
+    *,
+    folds: int | None = None,
+    rows: int | None = None,
+    run: Runner = run_sandboxed,
 ) -> Evaluation:
-    """Our template cross-validates itself; an agent's script goes through the harness instead."""
+    """Our template cross-validates itself (through `run`, which may be a warm worker); an agent's script goes
+    through the harness instead, each run in a sandbox of its own, and is never screened on a sample of rows."""
     if isinstance(solution, Script):
         return await evaluate_script(solution, data, cv, workdir, limits, folds=folds)
-    return await evaluate(solution, data, cv, workdir, limits, folds=folds)
+    return await evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, run=run)
 
 
 class ExecutorError(Exception):
@@ -43,6 +53,7 @@ class Evaluator(Protocol):
         limits: Limits,
         *,
         folds: int | None = None,
+        rows: int | None = None,
     ) -> Evaluation: ...
 
     def close(self) -> None: ...
@@ -50,9 +61,15 @@ class Evaluator(Protocol):
 
 @dataclass
 class LocalEvaluator:
-    """Sandboxed child processes of this one, `parallelism` at a time."""
+    """Sandboxed child processes of this one, `parallelism` at a time; our templates run in warm workers
+    (`agent_k.ml.sandbox.warm`) unless `warm` is off."""
 
     parallelism: int
+    warm: bool = True
+    _pool: WarmPool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._pool = WarmPool(self.parallelism)
 
     async def evaluate(
         self,
@@ -63,18 +80,26 @@ class LocalEvaluator:
         limits: Limits,
         *,
         folds: int | None = None,
+        rows: int | None = None,
     ) -> Evaluation:
-        return await evaluate_solution(solution, data, cv, workdir, limits, folds=folds)
+        run = self._pool.run if self.warm else run_sandboxed
+        return await evaluate_solution(solution, data, cv, workdir, limits, folds=folds, rows=rows, run=run)
 
     def close(self) -> None:
-        pass
+        self._pool.close()
 
 
 def _evaluate_in_worker(
-    solution: Solution, data: CompetitionData, cv: CVScheme, workdir: Path, limits: Limits, folds: int | None
+    solution: Solution,
+    data: CompetitionData,
+    cv: CVScheme,
+    workdir: Path,
+    limits: Limits,
+    folds: int | None,
+    rows: int | None,
 ) -> Evaluation:
     """Runs on a Dask worker: the same sandboxed evaluation, in the worker's own event loop."""
-    return asyncio.run(evaluate_solution(solution, data, cv, workdir, limits, folds=folds))
+    return asyncio.run(evaluate_solution(solution, data, cv, workdir, limits, folds=folds, rows=rows))
 
 
 class DaskEvaluator:
@@ -102,8 +127,9 @@ class DaskEvaluator:
         limits: Limits,
         *,
         folds: int | None = None,
+        rows: int | None = None,
     ) -> Evaluation:
-        future = self._executor.submit(_evaluate_in_worker, solution, data, cv, workdir, limits, folds)
+        future = self._executor.submit(_evaluate_in_worker, solution, data, cv, workdir, limits, folds, rows)
         try:
             result: Evaluation = await asyncio.wrap_future(future)
         except asyncio.CancelledError:

@@ -23,6 +23,9 @@ LEAKAGE_SAMPLE_ROWS = 5000
 DATE_SAMPLE_ROWS = 200
 DRIFT_THRESHOLD = 0.1
 DRIFT_P_VALUE = 0.01
+DRIFT_SAMPLE_ROWS = 50_000
+"""Distribution statistics (drift) are computed on a sample; cardinality, missingness and ids on all rows."""
+CODE_MIN_LEVELS = 10
 
 
 def _number(value: object) -> float:
@@ -34,6 +37,8 @@ def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Resea
     features = [c for c in train.columns if c not in (spec.id_column, spec.target)]
     columns = [_column_profile(train[c]) for c in features]
     id_like = [spec.id_column, *[c.name for c in columns if _looks_like_id(train[c.name], c)]]
+    for column in columns:
+        column.code = column.name not in id_like and _looks_like_code(train[column.name], column)
     candidates = [c for c in features if c not in id_like]
     single_scores = _single_column_scores(spec, train, candidates)
     for column in columns:
@@ -43,7 +48,8 @@ def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Resea
         for c, score in single_scores.items()
         if score >= LEAKAGE_THRESHOLD
     ]
-    drift = [_drift(train[c], test[c]) for c in candidates if c in test.columns]
+    train_sample, test_sample = _sample(train, DRIFT_SAMPLE_ROWS), _sample(test, DRIFT_SAMPLE_ROWS)
+    drift = [_drift(train_sample[c], test_sample[c]) for c in candidates if c in test.columns]
     cv = CVScheme(
         kind="kfold" if spec.task is TaskType.regression else "stratified_kfold",
         n_folds=3 if len(train) > 20_000 else 5,
@@ -99,6 +105,18 @@ def _looks_like_id(values: pd.Series, column: ColumnProfile) -> bool:
         return False
     name = column.name.lower()
     return name.endswith("id") or name.startswith("id") or values.is_monotonic_increasing
+
+
+def _looks_like_code(values: pd.Series, column: ColumnProfile) -> bool:
+    """An integer column named like an id (`userId`, `store_id`) whose values repeat: a category in numbers."""
+    if not pd.api.types.is_integer_dtype(values) or column.n_unique < CODE_MIN_LEVELS:
+        return False
+    name = column.name.lower()
+    return name.endswith("id") or name.startswith("id_") or name.endswith("_code")
+
+
+def _sample(frame: pd.DataFrame, rows: int) -> pd.DataFrame:
+    return frame if len(frame) <= rows else frame.sample(rows, random_state=0)
 
 
 def _target_profile(spec: Competition, target: pd.Series) -> TargetProfile:

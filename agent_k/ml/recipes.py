@@ -24,6 +24,11 @@ class ModelFamily(StrEnum):
     def needs_scaling(self) -> bool:
         return self in (ModelFamily.linear, ModelFamily.knn)
 
+    @property
+    def random(self) -> bool:
+        """Its fit depends on a random seed, so seeds of one recipe differ and blend well."""
+        return self not in (ModelFamily.linear, ModelFamily.knn)
+
 
 class Recipe(BaseModel):
     """One candidate solution: what to drop, how to model, and with which hyperparameters."""
@@ -41,7 +46,13 @@ class Recipe(BaseModel):
     ratio_columns: tuple[tuple[str, str], ...] = ()
     """(numerator, denominator) pairs of positive numeric columns that become a new feature."""
     date_columns: tuple[str, ...] = ()
-    """Date columns replaced by their year, month, day and weekday."""
+    """Date columns replaced by their year, month, day, weekday, hour and days since 1970."""
+    target_columns: tuple[str, ...] = ()
+    """Categorical columns that also get an out-of-fold target encoding (fitted inside each fold)."""
+    native_categorical: bool = False
+    """LightGBM only: split on the categories themselves rather than on their ordinal codes."""
+    seed: int | None = None
+    """The model's random seed, when not the solution's own; seeds of the best recipe are blended."""
 
     @property
     def key(self) -> str:
@@ -52,9 +63,18 @@ class Recipe(BaseModel):
 
     @property
     def feature_set(self) -> str:
-        operations = (("log", self.log_columns), ("frequency", self.frequency_columns), ("ratio", self.ratio_columns))
+        operations = (
+            ("log", self.log_columns),
+            ("frequency", self.frequency_columns),
+            ("target", self.target_columns),
+            ("ratio", self.ratio_columns),
+            ("native", self.native_categorical and self.family is ModelFamily.lightgbm),
+        )
         ops = [name for name, on in operations if on]
         return "+".join(ops) or "base"
+
+    def without_seed(self) -> Recipe:
+        return self.model_copy(update={"seed": None})
 
     @property
     def niche(self) -> tuple[ModelFamily, str]:
@@ -63,7 +83,7 @@ class Recipe(BaseModel):
 
     def summary(self) -> str:
         params = ", ".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items()))
-        extra = " log-target" if self.log_target else ""
+        extra = (" log-target" if self.log_target else "") + (f" seed={self.seed}" if self.seed is not None else "")
         features = "" if self.feature_set == "base" else f" [{self.feature_set}]"
         return f"{self.family.value}({params}){extra}{features}"
 

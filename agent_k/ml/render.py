@@ -25,10 +25,10 @@ _CLASSES: dict[ModelFamily, tuple[str, str, str]] = {
 }
 
 _FIXED: dict[ModelFamily, str] = {
-    ModelFamily.lightgbm: "subsample_freq=1, random_state=SEED, n_jobs=1, verbosity=-1",
+    ModelFamily.lightgbm: "subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
     ModelFamily.hist_gradient_boosting: "random_state=SEED",
-    ModelFamily.random_forest: "random_state=SEED, n_jobs=1",
-    ModelFamily.extra_trees: "random_state=SEED, n_jobs=1",
+    ModelFamily.random_forest: "random_state=SEED, n_jobs=N_JOBS",
+    ModelFamily.extra_trees: "random_state=SEED, n_jobs=N_JOBS",
     ModelFamily.linear: "",
     ModelFamily.knn: "",
 }
@@ -49,8 +49,9 @@ def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
         else:
             params["max_iter"] = 3000
     arguments = [f"{k}={v!r}" for k, v in sorted(params.items())]
-    if _FIXED[recipe.family]:
-        arguments.append(_FIXED[recipe.family])
+    fixed = _FIXED[recipe.family]
+    if fixed:
+        arguments.append(fixed if recipe.seed is None else fixed.replace("SEED", str(recipe.seed)))
     return f"from {module} import {name}", f"{name}({', '.join(arguments)})"
 
 
@@ -63,12 +64,14 @@ def _member(recipe: Recipe, weight: float, regression: bool) -> str:
     fields = [f"weight={weight!r}", f"model={model}"]
     if recipe.family.needs_scaling:
         fields.append("scaled=True")
-    for name in ("drop_columns", "log_columns", "frequency_columns", "ratio_columns", "date_columns"):
+    for name in ("drop_columns", "log_columns", "frequency_columns", "target_columns", "ratio_columns", "date_columns"):
         values = getattr(recipe, name)
         if values:
             fields.append(f"{name}={list(values)!r}")
     if recipe.log_target and regression:
         fields.append("log_target=True")
+    if recipe.native_categorical and recipe.family is ModelFamily.lightgbm:
+        fields.append("native_categorical=True")
     return "    Member(\n" + "".join(f"        {f},\n" for f in fields) + "    ),"
 
 

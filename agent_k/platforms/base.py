@@ -62,10 +62,17 @@ class CompetitionNotFound(PlatformError):
         self.suggestions = suggestions
 
 
+class LeaderboardIncomplete(PlatformError):
+    """The platform would not show the whole leaderboard: a rank on part of it would be wrong, so there is none."""
+
+
 @runtime_checkable
 class PlatformAdapter(Protocol):
     name: str
-    team: str
+
+    async def team_name(self) -> str:
+        """Our team's name on the leaderboard, when a submission does not say it."""
+        ...
 
     async def list_competitions(self, criteria: Criteria | None = None) -> list[Competition]: ...
 

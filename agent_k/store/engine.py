@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -9,7 +12,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0004"
 """The Alembic head this code expects; a test keeps it equal to the migrations' head."""
 
 
@@ -61,6 +64,39 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 
 def ensure_schema(engine: Engine) -> None:
-    """Migrate only when needed: the common case costs one cheap query, not an Alembic import."""
-    if current_revision(engine) != SCHEMA_REVISION:
-        upgrade(engine)
+    """Migrate only when needed: the common case costs one cheap query, not an Alembic import.
+
+    A server and its workers often start together on a fresh database; the lock lets one of them migrate while
+    the others wait and then find the schema current."""
+    if current_revision(engine) == SCHEMA_REVISION:
+        return
+    with _migration_lock(engine):
+        if current_revision(engine) != SCHEMA_REVISION:
+            upgrade(engine)
+
+
+_ADVISORY_LOCK_KEY = 0x4147454E544B  # "AGENTK": one key for every process migrating this database
+
+
+@contextlib.contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """Held across processes: an advisory lock on PostgreSQL, a lock file beside a SQLite database."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as connection:
+            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _ADVISORY_LOCK_KEY})
+            try:
+                yield
+            finally:
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": _ADVISORY_LOCK_KEY})
+                connection.commit()
+        return
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

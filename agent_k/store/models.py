@@ -82,6 +82,8 @@ class CandidateRow(SQLModel, table=True):
     parents: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     status: str = Field(max_length=16)
     error_tail: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    fidelity: float = 1.0
+    """The share of training rows its CV was computed on: 1.0, or less for a candidate screened out on a sample."""
     created_at: datetime = Field(sa_column=_timestamp())
 
 
@@ -100,3 +102,14 @@ class SubmissionRow(SQLModel, table=True):
     private_score: float | None = None
     created_at: datetime = Field(sa_column=_timestamp())
     updated_at: datetime = Field(sa_column=_timestamp())
+
+
+class WorkerRow(SQLModel, table=True):
+    """A worker's last sign of life: it touches its row every few seconds while it runs, and removes it when it
+    stops; a row not touched for a while is a worker that died."""
+
+    __tablename__ = "workers"
+
+    id: str = Field(primary_key=True, max_length=128)
+    started_at: datetime = Field(sa_column=_timestamp())
+    seen_at: datetime = Field(sa_column=_timestamp())

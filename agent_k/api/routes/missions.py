@@ -20,7 +20,7 @@ from agent_k.mission.document import mission_document
 from agent_k.mission.launch import MISSION_ID, LaunchError, MissionRequest, launch_spec
 from agent_k.mission.runner import MissionRunner
 from agent_k.store.repository import Store
-from agent_k.store.status import MissionStatus
+from agent_k.store.status import TERMINAL, MissionStatus
 
 router = APIRouter(prefix="/missions", tags=["missions"])
 
@@ -81,18 +81,36 @@ async def _existing(mission_id: MissionId, store: StoreDep) -> str:
     return mission_id
 
 
-@router.get("/{mission_id}/events", response_class=EventSourceResponse)
-async def mission_events(
+async def _stream_start(
     mission_id: Annotated[str, Depends(_existing)],
     store: StoreDep,
-    feeds: FeedsDep,
     after: Annotated[int | None, Query(ge=0, le=MAX_INT, description="replay events after this seq")] = None,
     last_event_id: Annotated[
         int | None, Header(ge=0, le=MAX_INT, description="set by EventSource on reconnect")
     ] = None,
+) -> int:
+    """Where the stream starts; 204 when the mission has ended and nothing is left after that point, which tells
+    an `EventSource` to stop reconnecting (HTML's SSE processing model) instead of retrying every few seconds."""
+    start = last_event_id if last_event_id is not None else (after or 0)
+    mission = await run_in_threadpool(store.get_mission, mission_id)
+    ended = mission is not None and mission.status in TERMINAL and mission.lease_owner is None
+    if ended and not await run_in_threadpool(store.events_after, mission_id, start, 1):
+        raise HTTPException(status.HTTP_204_NO_CONTENT)
+    return start
+
+
+@router.get(
+    "/{mission_id}/events",
+    response_class=EventSourceResponse,
+    responses={204: {"description": "the mission has ended and no event is left after the requested one"}},
+)
+async def mission_events(
+    mission_id: MissionId,
+    start: Annotated[int, Depends(_stream_start)],
+    store: StoreDep,
+    feeds: FeedsDep,
 ) -> AsyncIterator[ServerSentEvent]:
     """The mission's events as SSE: replayed from `Last-Event-ID` or `after`, then live until it ends."""
-    start = last_event_id if last_event_id is not None else (after or 0)
     async for event in follow(feeds, store, mission_id, start):
         yield event
 

@@ -1,8 +1,9 @@
 """Run a phase's agent, falling back to the workflow path when the model fails (DESIGN §9).
 
-A failure is a model or transport error, a usage limit, or output still invalid after its retries. In `auto`
-mode the phase records `phase.fallback {reason}` and its mode becomes `workflow`; in `agent` mode the failure
-ends the mission instead.
+A failure is a model or transport error, or output still invalid after its retries. In `auto` mode the phase
+records `phase.fallback {reason}` and its mode becomes `workflow`; in `agent` mode the failure ends the mission
+instead. A phase that runs its agent many times (Evolution, once per generation) may use up its allowance of
+requests or tokens: that is a budget spent, not a failure, so the workflow path carries on and one `log` says so.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import httpx
-from pydantic_ai.exceptions import AgentRunError, ModelHTTPError
+from pydantic_ai.exceptions import AgentRunError, ModelHTTPError, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.usage import UsageLimits
 
+from agent_k import tracing
+from agent_k.events.models import Log
 from agent_k.llm import ModelUnavailable
 from agent_k.mission.agents.deps import AgentDeps
 from agent_k.mission.agents.errors import AgentFailed
@@ -47,7 +50,7 @@ async def run_agent(
     run: Callable[[AgentDeps], Awaitable[AgentRunResult[T]]],
 ) -> T | None:
     """The agent's output, or None when the phase runs its workflow path (workflow mode, or a fallback)."""
-    if state.phase_modes.get(phase) != Mode.agent.value:
+    if state.phase_modes.get(phase) != Mode.agent.value or phase in state.budget.allowance_spent:
         return None
     budget = state.budget
     if state.max_cost_usd is not None and budget.cost_usd >= state.max_cost_usd:
@@ -57,7 +60,16 @@ async def run_agent(
     try:
         if context.model is None:
             raise ModelUnavailable(context.model_error or "no model configured")
-        result = await run(AgentDeps(phase=phase, state=state, mission=context))
+        deps = AgentDeps(phase=phase, state=state, mission=context)
+        if _spent(usage_limits(deps)):
+            raise UsageLimitExceeded("the phase's allowance is spent")
+        with tracing.within(context.phase_span):  # pydantic-ai's model-call spans nest under the phase
+            result = await run(deps)
+    except UsageLimitExceeded:
+        budget.allowance_spent.append(phase)
+        message = f"the {phase.value} agent used up its allowance of requests or tokens; its workflow carries on"
+        await context.events.emit(Log(message=message), phase.value)
+        return None
     except AGENT_FAILURES as exc:
         reason = _reason(exc)
         if state.mode is Mode.agent:
@@ -68,6 +80,10 @@ async def run_agent(
     cost = _cost_usd(result.new_messages())
     book_usage(state, phase, tokens=usage.total_tokens or 0, requests=usage.requests, cost_usd=cost)
     return result.output
+
+
+def _spent(limits: UsageLimits) -> bool:
+    return limits.request_limit == 0 or limits.total_tokens_limit == 0
 
 
 def _cost_usd(messages: list[ModelMessage]) -> float:

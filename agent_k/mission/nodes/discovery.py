@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic_graph import End
 
 from agent_k.competition import Competition, Criteria
-from agent_k.events.models import Log
+from agent_k.events.models import CompetitionSelected
 from agent_k.mission.agents import AgentFailed, lobbyist_ranking
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.research import ResearchNode
@@ -93,9 +93,13 @@ class DiscoveryNode(PhaseNode):
         state.data_dir = str(data_dir)
         await self.emit(
             ctx,
-            Log(
-                message=f"selected {competition.id}: {competition.task.value}, metric {competition.metric}, "
-                f"{competition.n_train} train rows"
+            CompetitionSelected(
+                competition=competition.id,
+                task=competition.task.value,
+                metric=competition.metric,
+                maximize=competition.maximize,
+                n_train=competition.n_train,
+                n_test=competition.n_test,
             ),
         )
         return ResearchNode()

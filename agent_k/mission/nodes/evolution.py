@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pydantic_graph import End
 
-from agent_k.events.models import EvolutionGeneration
+from agent_k.events.models import EvolutionGeneration, Log
 from agent_k.mission.agents import AgentFailed, evolver_proposals
 from agent_k.mission.blending import blend_reserve_s, final_blend
 from agent_k.mission.candidates import (
@@ -20,17 +20,21 @@ from agent_k.mission.candidates import (
     best_single,
     evaluate_proposals,
     feature_drops,
+    out_of_memory_families,
+    sample_rows,
     screen_for,
     search_history,
 )
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.submission import SubmissionNode
 from agent_k.mission.phases import Phase
-from agent_k.mission.state import MissionResult
-from agent_k.ml.search import EXPLORE, PATIENCE, improved, propose
+from agent_k.mission.state import EvolutionState, MissionResult
+from agent_k.ml.search import EXPLORE, PATIENCE, WIDE_EXPLORE, improved, propose
 from agent_k.store.status import CandidateStatus
 
 MIN_GENERATION_S = 2.0
+FIRST_LOOK_STARTUP_S = 2.0
+"""A candidate's fixed cost (interpreter, imports, sandbox), which a sample does not shrink."""
 MIN_CANDIDATE_TIMEOUT_S = 20.0
 CANDIDATE_SHARE = 0.4
 """The most of Evolution's allowance that one candidate may take (at least MIN_CANDIDATE_TIMEOUT_S)."""
@@ -74,11 +78,14 @@ class EvolutionNode(PhaseNode):
         typical = statistics.median(runtimes) if runtimes else MIN_GENERATION_S
         remaining = deps.budget.remaining(self.phase) - blend_reserve_s(history, state)
         parallel = deps.evaluator.parallelism
-        batch = 2 * parallel
-        if remaining < max(MIN_GENERATION_S, typical * math.ceil(batch / parallel) * 1.1):
+        rows = sample_rows(findings.n_train, typical)
+        fits = [b for b in (2 * parallel, parallel) if remaining >= _cost(typical, b, parallel, rows, findings.n_train)]
+        if not fits:
             evolution.stop_reason = "budget"
             return
+        batch = fits[0]
 
+        widened = evolution.widened_at is not None
         proposals = propose(
             search_history(history),
             findings,
@@ -86,7 +93,9 @@ class EvolutionNode(PhaseNode):
             drop_columns=feature_drops(state),
             batch=batch,
             rng=random.Random(f"{state.mission_id}:{generation}"),
-            explore=EXPLORE if evolution.no_improvement >= 2 else 0.0,
+            explore=WIDE_EXPLORE if widened else EXPLORE if evolution.no_improvement >= 2 else 0.0,
+            seeds=1 if widened else 0,
+            avoid=out_of_memory_families(history),
         )
         proposals = await evolver_proposals(state, deps, proposals, feature_drops(state), batch)
         if not proposals:
@@ -103,17 +112,20 @@ class EvolutionNode(PhaseNode):
             timeout_s=min(remaining, cap),
             parallel=parallel,
             screen=screen_for(history, competition, findings.cv, typical),
+            rows=rows,
         )
         evolution.generation = generation
         evolution.evaluated += len(results)
         evolution.failed += sum(1 for r in results if r.status == CandidateStatus.failed)
         evolution.screened_out += sum(1 for r in results if r.status == CandidateStatus.screened_out)
         top = best_single(history + results, competition)
-        if top is not None and top.cv is not None and improved(top.cv, evolution.best_score, competition):
+        better = top is not None and top.cv is not None and improved(top.cv, evolution.best_score, competition)
+        if better and top is not None:
             evolution.best_score, evolution.best_candidate_key = top.cv, top.key
-            evolution.no_improvement = 0
-        else:
-            evolution.no_improvement += 1
+        settle(evolution, generation, improved=better, stop_early=state.stop_early)
+        if evolution.widened_at == generation:
+            message = "the search converged; widening it (more exploration, seeds of the best) for the budget left"
+            await self.emit(ctx, Log(message=message))
         allowance = deps.budget.allowance(self.phase)
         await self.emit(
             ctx,
@@ -125,5 +137,24 @@ class EvolutionNode(PhaseNode):
                 budget_used=round(min(1.0, deps.budget.used_in_phase(self.phase) / allowance), 3) if allowance else 1.0,
             ),
         )
-        if evolution.no_improvement >= PATIENCE:
-            evolution.stop_reason = "converged"
+
+
+def settle(evolution: EvolutionState, generation: int, *, improved: bool, stop_early: bool) -> None:
+    """Count a generation without improvement; at PATIENCE of them the search has converged. It then stops
+    (with `--stop-early`), or is widened once, to explore more and seed the best recipe until the budget ends."""
+    evolution.no_improvement = 0 if improved else evolution.no_improvement + 1
+    if evolution.no_improvement < PATIENCE or evolution.widened_at is not None:
+        return
+    if stop_early:
+        evolution.stop_reason = "converged"
+    else:
+        evolution.widened_at, evolution.no_improvement = generation, 0
+
+
+def _cost(typical_s: float, batch: int, parallel: int, rows: int | None, n_train: int) -> float:
+    """The time a generation needs at least: its rounds of full evaluations or, when it is screened on a sample
+    (successive halving), its rounds of first looks."""
+    rounds = math.ceil(batch / parallel)
+    # Screened on a sample, only the first looks must fit: the better half is promoted if its full CV fits too.
+    first_looks = rounds * (FIRST_LOOK_STARTUP_S + typical_s * (rows or 0) / n_train)
+    return max(MIN_GENERATION_S, (first_looks if rows else typical_s * rounds) * 1.1)

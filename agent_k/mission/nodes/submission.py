@@ -19,7 +19,7 @@ from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import MissionResult
 from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, read_regular
-from agent_k.platforms.base import Submission, SubmissionStatus
+from agent_k.platforms.base import LeaderboardIncomplete, Submission, SubmissionStatus
 from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submissions import (
     QuotaExhausted,
@@ -125,8 +125,13 @@ class SubmissionNode(PhaseNode):
     async def _rank(self, ctx: PhaseContext, competition: Competition, submitted: Submission) -> None:
         """Rank, percentile and medal from the live leaderboard, where our team is found by its name."""
         state, platform = ctx.state, ctx.deps.platform
-        team = submitted.team or platform.team
-        place = team_standing(await platform.leaderboard(competition.id), team, maximize=competition.maximize)
+        team = submitted.team or await platform.team_name()
+        try:
+            board = await platform.leaderboard(competition.id)
+        except LeaderboardIncomplete as exc:
+            await self.emit(ctx, Log(message=f"no rank: {exc}"))
+            return
+        place = team_standing(board, team, maximize=competition.maximize)
         if place is None:
             await self.emit(ctx, Log(message=f"team '{team}' is not on the leaderboard of {competition.id} yet"))
             return

@@ -74,6 +74,21 @@ def _mounts() -> list[str]:
     return argv
 
 
+def _sandbox(script: Path, name: str, data: Path, disk_bytes: int, binds: tuple[str, ...] = ()) -> list[str]:
+    """bwrap up to `--`: namespaces, the read-only system, Python and data, a capped tmpfs holding `script`."""
+    return [
+        "bwrap",
+        *_NAMESPACES,
+        *_mounts(),
+        *("--ro-bind", str(data), DATA),
+        *binds,
+        *("--size", str(disk_bytes), "--tmpfs", WORK),
+        *("--ro-bind", str(script), f"{WORK}/{name}"),
+        *("--chdir", WORK),
+        "--",
+    ]
+
+
 def command(argv: list[str], *, script: Path, data: Path, disk_bytes: int, outputs: tuple[str, ...]) -> list[str]:
     """bwrap running `argv` (paths as the sandbox sees them) in /sandbox/work, then streaming `outputs` out."""
     wanted = " ".join(shlex.quote(name) for name in (*outputs, *LOGS))
@@ -82,29 +97,15 @@ def command(argv: list[str], *, script: Path, data: Path, disk_bytes: int, outpu
         f'found=; for f in {wanted}; do if [ -e "$f" ] || [ -L "$f" ]; then found="$found $f"; fi; done; '
         "tar -cf - $found 2>/dev/null; exit $code"
     )
-    return [
-        "bwrap",
-        *_NAMESPACES,
-        *_mounts(),
-        "--ro-bind",
-        str(data),
-        DATA,
-        "--size",
-        str(disk_bytes),
-        "--tmpfs",
-        WORK,
-        "--ro-bind",
-        str(script),
-        f"{WORK}/solution.py",
-        "--chdir",
-        WORK,
-        "--",
-        "/bin/sh",
-        "-c",
-        inner,
-        "sandbox",
-        *argv,
-    ]
+    return [*_sandbox(script, "solution.py", data, disk_bytes), "/bin/sh", "-c", inner, "sandbox", *argv]
+
+
+def serve_command(
+    argv: list[str], *, script: Path, data: Path, disk_bytes: int, writable: Path, mount: str
+) -> list[str]:
+    """bwrap running a long-lived `argv` (a warm worker) with its stdin and stdout as the channel: the data
+    read-only, `script` as /sandbox/work/<its name>, and `writable` bound read-write at `mount`."""
+    return [*_sandbox(script, script.name, data, disk_bytes, ("--bind", str(writable), mount)), *argv]
 
 
 @cache

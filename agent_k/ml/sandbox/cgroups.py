@@ -41,6 +41,13 @@ class CandidateGroups:
                 return int(count)
         return 0
 
+    def peak_mb(self) -> float | None:
+        """The most memory all of the candidate's processes held at once, where the kernel records it."""
+        if self.memory is None:
+            return None
+        peak = _read(self.memory / "memory.peak") or _read(self.memory / "memory.max_usage_in_bytes")  # v2, v1
+        return round(int(peak) / 2**20, 1) if peak.strip().isdigit() else None
+
 
 @cache
 def _parents() -> dict[str, Path]:

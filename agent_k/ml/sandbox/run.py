@@ -13,13 +13,13 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, Protocol
 
 from agent_k.ml.sandbox import bwrap
-from agent_k.ml.sandbox.cgroups import candidate_groups
+from agent_k.ml.sandbox.cgroups import CandidateGroups, candidate_groups
 from agent_k.ml.sandbox.outputs import LOG_TAIL_BYTES, READ_TIMEOUT_S, extract, read_regular
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,10 @@ SandboxKind = Literal["bwrap", "basic"]
 MAX_FILE_MB = 512
 """The default cap on one file a candidate writes (and so on one output we read back)."""
 _LAUNCHER = Path(__file__).with_name("_launch.py")
+OUT_OF_MEMORY_SIGNS = ("MemoryError", "std::bad_alloc", "Unable to allocate")
+VIRTUAL_SLACK_MB = 4096
+"""Address space beyond the memory cap, where a memory cgroup binds: thread stacks and allocator arenas
+reserve address space they never touch, and the cgroup caps what is really used."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ class SandboxResult:
     out_of_memory: bool = False
     left_out: dict[str, str] = field(default_factory=dict)
     """Outputs the sandbox would not bring back (a link, a FIFO, over the size cap), with why."""
+    peak_mb: float | None = None
+    """The most memory its processes held at once (where a memory cgroup records it)."""
 
     @property
     def ok(self) -> bool:
@@ -82,10 +88,18 @@ class SandboxResult:
             return "timed out"
         if self.out_of_memory:
             return "killed: out of memory (over its memory cap)"
+        if any(sign in self.stderr_tail for sign in OUT_OF_MEMORY_SIGNS):
+            return "out of memory (an allocation failed under its memory cap)"
         if self.returncode is not None and self.returncode < 0:
             return f"killed by signal {signal.Signals(-self.returncode).name}"
         last = self.stderr_tail.strip().splitlines()[-1:] or [""]
         return f"exit code {self.returncode}: {last[0]}".rstrip(": ")
+
+
+class Runner(Protocol):
+    """How a job is run: `run_sandboxed`, or a warm worker pool's `run` (same contract)."""
+
+    async def __call__(self, job: Job, *, workdir: Path, limits: Limits) -> SandboxResult: ...
 
 
 def resolve(kind: SandboxKind | None) -> SandboxKind:
@@ -120,6 +134,9 @@ def _environment(home: str, threads: int) -> dict[str, str]:
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "OMP_NUM_THREADS": count,
+        # Waiting OpenMP threads sleep instead of spinning: beside other busy processes (parallel candidates, a
+        # worker's mission beside another) spinning threads slowed a LightGBM fit fourfold.
+        "OMP_WAIT_POLICY": "PASSIVE",
         "OPENBLAS_NUM_THREADS": count,
         "MKL_NUM_THREADS": count,
     }
@@ -154,6 +171,20 @@ def _log_tail(path: Path) -> str:
         return ""
 
 
+def launcher_command(
+    groups: CandidateGroups, inner: list[str], *, memory_mb: int, cpu_seconds: int, file_size_mb: int, processes: int
+) -> list[str]:
+    """`_launch.py` joining the candidate's cgroups and setting its rlimits, then exec'ing `inner`."""
+    pids_capped = any((group / "pids.max").exists() for group in groups.paths)
+    address_space = memory_mb + (VIRTUAL_SLACK_MB if groups.memory is not None else 0)
+    return [
+        sys.executable, "-I", "-S", str(_LAUNCHER),
+        "--as", str(address_space), "--cpu", str(cpu_seconds), "--fsize", str(file_size_mb),
+        "--nproc", "0" if pids_capped else str(processes),
+        *(arg for group in groups.paths for arg in ("--cgroup", str(group))), "--", *inner,
+    ]  # fmt: skip
+
+
 async def run_sandboxed(job: Job, *, workdir: Path, limits: Limits) -> SandboxResult:
     """Run `job` with `workdir` as its working folder; kill all it started on timeout or cancellation."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -181,13 +212,10 @@ async def run_sandboxed(job: Job, *, workdir: Path, limits: Limits) -> SandboxRe
         stdout_path.open("w+b") as stdout,
         stderr_path.open("w+b") as stderr,
     ):
-        pids_capped = any((group / "pids.max").exists() for group in groups.paths)
-        launcher = [
-            sys.executable, "-I", "-S", str(_LAUNCHER),
-            "--as", str(limits.memory_mb), "--cpu", str(cpu_seconds), "--fsize", str(limits.file_size_mb),
-            "--nproc", "0" if pids_capped else str(limits.processes),
-            *(arg for group in groups.paths for arg in ("--cgroup", str(group))), "--", *inner,
-        ]  # fmt: skip
+        launcher = launcher_command(
+            groups, inner, memory_mb=limits.memory_mb, cpu_seconds=cpu_seconds,
+            file_size_mb=limits.file_size_mb, processes=limits.processes,
+        )  # fmt: skip
         if kind == "basic" and network_isolation_available():
             launcher = ["unshare", "--net", *launcher]
         started = time.monotonic()
@@ -213,12 +241,15 @@ async def run_sandboxed(job: Job, *, workdir: Path, limits: Limits) -> SandboxRe
         finally:
             _kill_group(process.pid)  # reap grandchildren the candidate may have left behind
         runtime = round(time.monotonic() - started, 3)
-        out_of_memory = groups.oom_kills() > 0
+        out_of_memory, peak = groups.oom_kills() > 0, groups.peak_mb()
         if kind == "basic":
             stdout_tail, stderr_tail = _keep_tail(stdout), _keep_tail(stderr)
-            return SandboxResult(process.returncode, timed_out, runtime, stdout_tail, stderr_tail, kind, out_of_memory)
+            return SandboxResult(
+                process.returncode, timed_out, runtime, stdout_tail, stderr_tail, kind, out_of_memory, peak_mb=peak
+            )
         sandbox_errors = _tail(stderr)
-    return await _collect(job, workdir, limits, process.returncode, timed_out, runtime, out_of_memory, sandbox_errors)
+    result = await _collect(job, workdir, limits, process.returncode, timed_out, runtime, out_of_memory, sandbox_errors)
+    return replace(result, peak_mb=peak)
 
 
 async def _collect(

@@ -4,6 +4,7 @@ from agent_k.ml.search.operators import FeatureOptions, crossover, mutate
 from agent_k.ml.search.selection import (
     EXPLORE,
     PATIENCE,
+    WIDE_EXPLORE,
     Proposal,
     Scored,
     feature_options,
@@ -19,6 +20,7 @@ __all__ = [
     "EXPLORE",
     "PATIENCE",
     "SPACE",
+    "WIDE_EXPLORE",
     "Choice",
     "FeatureOptions",
     "Param",

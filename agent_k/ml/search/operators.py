@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from agent_k.ml.recipes import Recipe
+from agent_k.ml.recipes import ModelFamily, Recipe
 from agent_k.ml.search.space import SPACE
 
 
@@ -17,6 +17,7 @@ class FeatureOptions:
     high_cardinality: tuple[str, ...] = ()
     ratios: tuple[tuple[str, str], ...] = ()
     dates: tuple[str, ...] = ()
+    categorical: tuple[str, ...] = ()
     log_target: bool = False
 
 
@@ -33,6 +34,10 @@ def mutate(recipe: Recipe, rng: random.Random, options: FeatureOptions = Feature
         update["log_columns"] = () if recipe.log_columns else options.skewed
     if options.high_cardinality and rng.random() < 0.15:
         update["frequency_columns"] = () if recipe.frequency_columns else options.high_cardinality
+    if options.high_cardinality and rng.random() < 0.15:
+        update["target_columns"] = () if recipe.target_columns else options.high_cardinality
+    if options.categorical and recipe.family is ModelFamily.lightgbm and rng.random() < 0.15:
+        update["native_categorical"] = not recipe.native_categorical
     if options.ratios and rng.random() < 0.15:
         update["ratio_columns"] = () if recipe.ratio_columns else options.ratios
     return recipe.model_copy(update=update)
@@ -49,6 +54,8 @@ def crossover(a: Recipe, b: Recipe, rng: random.Random) -> Recipe:
             "log_target": rng.choice((a.log_target, b.log_target)),
             "log_columns": rng.choice((a.log_columns, b.log_columns)),
             "frequency_columns": rng.choice((a.frequency_columns, b.frequency_columns)),
+            "target_columns": rng.choice((a.target_columns, b.target_columns)),
+            "native_categorical": rng.choice((a.native_categorical, b.native_categorical)),
             "ratio_columns": rng.choice((a.ratio_columns, b.ratio_columns)),
         }
     )

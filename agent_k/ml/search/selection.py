@@ -22,6 +22,10 @@ PATIENCE = 6
 """Generations without an improvement of at least MIN_IMPROVEMENT (relative) before we call it converged."""
 EXPLORE = 0.25
 """Share of a stagnating generation given to fresh random points of an elite's family."""
+WIDE_EXPLORE = 0.5
+"""The same share once a converged search is widened to spend the rest of the budget."""
+MAX_SEEDS = 4
+"""Seeds of the best recipe tried once the search is widened (they blend well)."""
 HIGH_CARDINALITY = 10
 RATIO_COLUMNS = 4
 """Ratios are formed between pairs of the most informative positive numeric columns (at most 6 pairs)."""
@@ -71,9 +75,12 @@ def feature_options(findings: ResearchFindings, competition: Competition, drop: 
     )[:RATIO_COLUMNS]
     return FeatureOptions(
         skewed=tuple(c.name for c in usable if c.kind == "numeric" and abs(c.skew or 0.0) > SKEWED),
-        high_cardinality=tuple(c.name for c in usable if c.kind == "categorical" and c.n_unique > HIGH_CARDINALITY),
+        high_cardinality=tuple(
+            c.name for c in usable if (c.kind == "categorical" and c.n_unique > HIGH_CARDINALITY) or c.code
+        ),
         ratios=tuple(combinations([c.name for c in informative], 2)),
         dates=tuple(c.name for c in usable if c.kind == "datetime"),
+        categorical=tuple(c.name for c in usable if c.kind == "categorical"),
         log_target=competition.task is TaskType.regression and (findings.target.skew or 0.0) > 0.5,
     )
 
@@ -87,16 +94,21 @@ def propose(
     batch: int,
     rng: random.Random,
     explore: float = 0.0,
+    seeds: int = 0,
+    avoid: frozenset[ModelFamily] = frozenset(),
 ) -> list[Proposal]:
     """New recipes for one generation, none already in `archive`. Deterministic for a given rng seed.
 
+    Untried families come first, then feature operations the data calls for that no recipe has tried yet;
+    `seeds` new seeds of the best recipe (while it has fewer than MAX_SEEDS); then children of the elites.
     `explore` is the share of the batch drawn at random from an elite's family rather than bred from elites.
+    Families in `avoid` (they ran out of memory on this data) are not proposed.
     """
     seen = {s.recipe.key for s in archive}
     proposals: list[Proposal] = []
 
     def add(recipe: Recipe, parents: tuple[str, ...]) -> None:
-        if recipe.key not in seen:
+        if recipe.key not in seen and recipe.family not in avoid:
             seen.add(recipe.key)
             proposals.append(Proposal(recipe, parents))
 
@@ -109,16 +121,25 @@ def propose(
             add(default_recipe(ModelFamily(family), drop_columns, options.dates), ())
 
     elites = niche_elites(archive, competition)
+    if elites:
+        best = elites[0].recipe
+        taken = {s.recipe.seed for s in archive if s.recipe.without_seed() == best.without_seed()}
+        fresh = [n for n in range(1, MAX_SEEDS + 1) if n not in taken][:seeds] if best.family.random else []
+        seeded = [best.without_seed().model_copy(update={"seed": n}) for n in fresh]
+        for recipe in [*feature_starters(best, archive, options), *seeded]:
+            if len(proposals) < batch:
+                add(recipe, (best.key,))
     weights = [1.0 / (rank + 1) for rank in range(len(elites))]
     immigrants = round(batch * explore)
     attempts = 0
     while elites and len(proposals) < batch and attempts < 50 * batch:
         attempts += 1
-        parent = rng.choices(elites, weights=weights)[0]
-        if immigrants > 0:
+        if immigrants > 0:  # from any niche alike: exploring is what they are for
             immigrants -= 1
+            parent = rng.choice(elites)
             add(random_recipe(parent.recipe.family, rng, base=parent.recipe), (parent.recipe.key,))
             continue
+        parent = rng.choices(elites, weights=weights)[0]
         mates = [e for e in elites if e.recipe.family is parent.recipe.family and e is not parent]
         if mates and rng.random() < CROSSOVER_RATE:
             mate = rng.choice(mates)
@@ -126,3 +147,18 @@ def propose(
         else:
             add(mutate(parent.recipe, rng, options), (parent.recipe.key,))
     return proposals
+
+
+def feature_starters(best: Recipe, archive: list[Scored], options: FeatureOptions) -> list[Recipe]:
+    """The best recipe with each feature operation the data calls for and no candidate has tried yet, so that a
+    grandmaster's usual first features (target and count encoding of high-cardinality columns, LightGBM's own
+    categorical splits) are tried early rather than left to a 15% mutation."""
+    tried = {name for s in archive for name in ("target", "frequency", "native") if name in s.recipe.feature_set}
+    starters = []
+    if options.categorical and best.family is ModelFamily.lightgbm and "native" not in tried:
+        starters.append(best.model_copy(update={"native_categorical": True}))
+    if options.high_cardinality and "target" not in tried:
+        starters.append(best.model_copy(update={"target_columns": options.high_cardinality}))
+    if options.high_cardinality and "frequency" not in tried:
+        starters.append(best.model_copy(update={"frequency_columns": options.high_cardinality}))
+    return starters

@@ -20,17 +20,27 @@ from agent_k.platforms.archive import safe_extract
 from agent_k.platforms.base import (
     CompetitionNotFound,
     LeaderboardEntry,
+    LeaderboardIncomplete,
     PlatformError,
     Submission,
     SubmissionStatus,
     copy_public_files,
 )
-from agent_k.platforms.kaggle.client import KaggleClient, OutcomeUnknown
-from agent_k.platforms.kaggle.layout import arrange, metric_from_kaggle, tag_names, task_hint
+from agent_k.platforms.kaggle.client import KaggleAuthError, KaggleClient, OutcomeUnknown
+from agent_k.platforms.kaggle.layout import (
+    UnsupportedCompetition,
+    arrange,
+    metric_from_kaggle,
+    tag_names,
+    task_hint,
+)
 from agent_k.platforms.submissions import find_by_key
 
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,99}")
-MAX_PAGES = 20
+PAGE_SIZE = 200
+"""Kaggle's largest page; smaller pages cut big leaderboards short (20 pages of 100 stop at 2,000 teams)."""
+MAX_LIST_PAGES = 20
+"""Listings (competitions, files, submissions) are short; leaderboards page by the competition's team count."""
 
 
 class KaggleAdapter:
@@ -40,24 +50,46 @@ class KaggleAdapter:
         self.client = client
         self.cache = cache
         self.max_data_bytes = max_data_bytes
-        self.team = team or client.credentials.username
-        """Our name on leaderboards; each submission's own `teamName` is preferred when Kaggle reports it."""
+        self._team = team
+        self.skipped: dict[str, str] = {}
+        """Competitions the last listing left out, and why."""
+
+    async def team_name(self) -> str:
+        """Our name on leaderboards when a submission does not carry its `teamName`: AGENT_K_KAGGLE_TEAM, else
+        the account's username (asked of Kaggle once for an API token)."""
+        if self._team is None:
+            try:
+                self._team = await self.client.username()
+            except KaggleAuthError:
+                raise
+            except PlatformError as exc:
+                raise PlatformError(f"{exc}; set AGENT_K_KAGGLE_TEAM to our team's name") from None
+        return self._team
 
     # -- competitions ------------------------------------------------------------------------------
 
     async def list_competitions(self, criteria: Criteria | None = None) -> list[Competition]:
         """Competitions Kaggle finds for the criteria's words, those we can score only (their task is a hint)."""
         words = [criteria.competition] if criteria and criteria.competition else (criteria.keywords if criteria else [])
-        found = []
-        async for item in self._pages("ListCompetitions", {"search": " ".join(words)}, "competitions"):
+        body: dict[str, Any] = {"search": " ".join(words)}
+        if words:
+            body["sortBy"] = "COMPETITION_SORT_BY_RELEVANCE"
+        found, self.skipped = [], {}
+        async for item in self._pages("ListCompetitions", body, "competitions"):
             metric = metric_from_kaggle(str(item.get("evaluationMetric", "")))
-            if metric is not None and not item.get("isKernelsSubmissionsOnly"):
+            reason = _unusable(item, metric)
+            if reason is None and metric is not None:
                 found.append(_listing(item, metric))
+            else:
+                self.skipped[_slug(item)] = reason or ""
         return found
 
     async def get_competition(self, competition_id: str) -> Competition:
         """The competition as its files describe it (downloading them on first use) plus Kaggle's live limits."""
         meta = await self.metadata(competition_id)
+        if meta.get("submissionsDisabled") or meta.get("isKernelsSubmissionsOnly"):
+            reason = _unusable(meta, metric_from_kaggle(str(meta.get("evaluationMetric", ""))))
+            raise UnsupportedCompetition(f"'{competition_id}' cannot be entered by a mission: {reason}")
         public = self.cache / competition_id / "public"
         if not (public / "competition.json").exists():
             await self._fetch(competition_id, meta, public)
@@ -130,6 +162,9 @@ class KaggleAdapter:
             if adopted is None:
                 raise
             return adopted
+        if not created.get("ref"):
+            said = str(created.get("message") or "").strip() or "its answer carried no submission reference"
+            raise PlatformError(f"Kaggle did not create the submission on '{competition_id}': {said}")
         return Submission(
             id=str(created["ref"]),
             competition_id=competition_id,
@@ -148,30 +183,53 @@ class KaggleAdapter:
         return [_submission(competition_id, item) async for item in pages]
 
     async def leaderboard(self, competition_id: str) -> list[LeaderboardEntry]:
-        """The live leaderboard: private scores once the competition has ended, public ones before."""
+        """Every team on the public board and, once it is out, on the private one, each labelled by the board
+        asked for (`overridePublic` for the public one, whatever the date).
+
+        The private board counts as out when the deadline has passed and our own submissions carry private
+        scores; before we have any, the deadline alone decides."""
         meta = await self.metadata(competition_id)
+        teams = int(meta.get("teamCount") or 0)
+        public = await self._board(competition_id, teams, override_public=True)
         deadline = _parse_time(meta.get("deadline"))
-        final = deadline is not None and deadline < datetime.now(UTC)
-        entries = []
-        body = {"competitionName": competition_id}
-        async for row in self._pages("GetLeaderboard", body, "submissions", competition=competition_id):
-            score = _score(row.get("score"))
-            entries.append(
-                LeaderboardEntry(
-                    team=str(row.get("teamName", "")),
-                    public_score=None if final else score,
-                    private_score=score if final else None,
-                    reference=False,
-                )
+        private: dict[str, float | None] = {}
+        if deadline is not None and deadline < datetime.now(UTC):
+            ours = await self.list_submissions(competition_id)
+            if not ours or any(s.private_score is not None for s in ours):
+                private = await self._board(competition_id, teams, override_public=False)
+        names = list(dict.fromkeys([*public, *private]))
+        return [
+            LeaderboardEntry(team=n, public_score=public.get(n), private_score=private.get(n), reference=False)
+            for n in names
+        ]
+
+    async def _board(self, competition_id: str, teams: int, *, override_public: bool) -> dict[str, float | None]:
+        """One board, every page of it; `LeaderboardIncomplete` rather than part of it."""
+        board: dict[str, float | None] = {}
+        body = {"competitionName": competition_id, "overridePublic": override_public}
+        pages = -(-max(teams, 1) // PAGE_SIZE) + 1  # one spare: teams join while we read
+        token = ""
+        for _ in range(pages):
+            page = await self.client.call(
+                "GetLeaderboard", {**body, "pageSize": PAGE_SIZE, "pageToken": token}, competition=competition_id
             )
-        return entries
+            for row in page.get("submissions") or []:
+                board.setdefault(str(row.get("teamName", "")), _score(row.get("score")))
+            token = str(page.get("nextPageToken") or "")
+            if not token:
+                return board
+        kind = "public" if override_public else "private"
+        raise LeaderboardIncomplete(
+            f"the {kind} leaderboard of '{competition_id}' goes on past {len(board):,} teams "
+            f"({pages} pages, for the {teams:,} teams Kaggle reports); no rank from part of it"
+        )
 
     async def _pages(
         self, method: str, body: dict[str, Any], key: str, *, competition: str | None = None
     ) -> AsyncIterator[dict[str, Any]]:
         token = ""
-        for _ in range(MAX_PAGES):
-            request = {**body, "pageSize": 100, "pageToken": token}
+        for _ in range(MAX_LIST_PAGES):
+            request = {**body, "pageSize": PAGE_SIZE, "pageToken": token}
             page = await self.client.call(method, request, competition=competition)
             for item in page.get(key) or []:
                 yield item
@@ -180,8 +238,23 @@ class KaggleAdapter:
                 return
 
 
+def _slug(item: dict[str, Any]) -> str:
+    return str(item.get("ref", "")).rstrip("/").rsplit("/", 1)[-1]
+
+
+def _unusable(item: dict[str, Any], metric: MetricName | None) -> str | None:
+    """Why a listed competition cannot be entered by a mission, or None."""
+    if item.get("submissionsDisabled"):
+        return "submissions are disabled"
+    if item.get("isKernelsSubmissionsOnly"):
+        return "code competition: submissions come from notebooks only"
+    if metric is None:
+        return f"scored by '{item.get('evaluationMetric') or 'an unnamed metric'}', which we cannot score the same way"
+    return None
+
+
 def _listing(item: dict[str, Any], metric: MetricName) -> Competition:
-    slug = str(item.get("ref", "")).rstrip("/").rsplit("/", 1)[-1]
+    slug = _slug(item)
     return Competition(
         id=slug,
         title=str(item.get("title") or slug),

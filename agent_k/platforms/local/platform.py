@@ -28,7 +28,7 @@ from agent_k.platforms.base import (
     copy_public_files,
 )
 from agent_k.platforms.local import materialise
-from agent_k.platforms.local.catalog import BUILTINS
+from agent_k.platforms.local.catalog import BUILTINS, builtin
 
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
@@ -51,7 +51,7 @@ class LocalPlatform:
     def check_known(self, competition_id: str) -> None:
         """Raise `CompetitionNotFound` (with close names) without materialising anything."""
         known = self.known_ids()
-        if competition_id not in known:
+        if competition_id not in known and builtin(competition_id) is None:
             raise CompetitionNotFound(competition_id, difflib.get_close_matches(competition_id, known, n=3))
 
     def _folder(self, competition_id: str) -> Path:
@@ -68,18 +68,19 @@ class LocalPlatform:
         return Competition.model_validate_json(spec_path.read_text())
 
     def _materialise_builtin(self, competition_id: str) -> None:
-        builtin = BUILTINS[competition_id]
+        found = builtin(competition_id)
+        assert found is not None, "checked by check_known"
         from agent_k.platforms.local.references import reference_entries
 
         prepared = materialise.prepare(
-            builtin.id,
-            builtin.title,
-            builtin.load(),
-            target=builtin.target,
-            metric=builtin.metric,
-            description=builtin.description,
-            source=builtin.source,
-            tags=builtin.tags,
+            found.id,
+            found.title,
+            found.load(),
+            target=found.target,
+            metric=found.metric,
+            description=found.description,
+            source=found.source,
+            tags=found.tags,
         )
         materialise.write(prepared, self.root, reference_entries(prepared))
 
@@ -129,7 +130,8 @@ class LocalPlatform:
         spec_path = self._folder(competition_id) / "public" / "competition.json"
         if spec_path.exists():
             return Competition.model_validate_json(spec_path.read_text())
-        b = BUILTINS[competition_id]
+        b = builtin(competition_id)
+        assert b is not None, "only known competitions are listed"
         return Competition(
             id=b.id,
             title=b.title,
@@ -223,6 +225,9 @@ class LocalPlatform:
     async def list_submissions(self, competition_id: str) -> list[Submission]:
         self.check_known(competition_id)
         return [Submission.model_validate(r["submission"]) for r in self._submissions(competition_id)]
+
+    async def team_name(self) -> str:
+        return self.team
 
     async def leaderboard(self, competition_id: str) -> list[LeaderboardEntry]:
         spec = await self.get_competition(competition_id)
