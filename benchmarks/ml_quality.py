@@ -117,6 +117,9 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--competitions", nargs="*", default=list(BUILTINS))
     parser.add_argument("--home", type=Path, help="keep the missions here for inspection (default: a temp dir)")
+    parser.add_argument(
+        "--mission-only", action="store_true", help="run the missions only (a regression check against the doc)"
+    )
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,6 +129,20 @@ def main() -> None:
             spec = platform.ensure(competition)  # materialised before any clock starts
             data = load(platform.root, spec)
             mission, elapsed, candidates = run_mission(home, competition, args.budget)
+            if args.mission_only:
+                print(
+                    json.dumps(
+                        {
+                            "competition": competition,
+                            "metric": spec.metric,
+                            "mission": mission,
+                            "mission_elapsed_s": elapsed,
+                            "candidates": candidates,
+                        }
+                    ),
+                    flush=True,
+                )
+                continue
             started = time.monotonic()
             flaml = run_flaml(spec, data, args.budget)
             flaml_wall = time.monotonic() - started
@@ -146,6 +163,8 @@ def main() -> None:
             }
             rows.append(row)
             print(json.dumps(row), flush=True)
+    if args.mission_only:
+        return
     print(f"\nbudget {args.budget:.0f} s per method; ratios above 1 favour the mission")
     print(
         f"{'competition':14} {'metric':9} {'mission':>10} {'FLAML':>10} {'HGB':>10} {'vs FLAML':>9} {'vs HGB':>8} "

@@ -61,6 +61,27 @@ def test_every_family_renders_a_script_that_runs_on_its_own(
     read_submission(out, spec, test_ids)
 
 
+def test_large_data_submits_the_average_of_its_fold_models(home: Path, tmp_path: Path) -> None:
+    """Above the threshold the fold models predict the test set (no final fit); below it, one fit on all rows."""
+    spec = LocalPlatform(home / "competitions").ensure("diabetes")
+    data = home / "competitions" / "diabetes" / "public"
+    source = render_solution(default_recipe(ModelFamily.lightgbm), spec, CV)
+    assert "FOLD_AVERAGE_ROWS = 100000" in source
+    submissions = {}
+    for threshold in (100000, 0):
+        script = tmp_path / f"solution_{threshold}.py"
+        script.write_text(source.replace("FOLD_AVERAGE_ROWS = 100000", f"FOLD_AVERAGE_ROWS = {threshold}"))
+        out, oof = tmp_path / f"submission_{threshold}.csv", tmp_path / f"oof_{threshold}.csv"
+        command = [sys.executable, str(script), "--data", str(data), "--out", str(out), "--oof", str(oof)]
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        assert completed.returncode == 0, completed.stderr
+        submissions[threshold] = read_submission(out, spec, pd.read_csv(data / "test.csv")[spec.id_column])
+        assert pd.read_csv(oof).equals(pd.read_csv(tmp_path / "oof_100000.csv"))  # the same CV either way
+    refit, averaged = (submissions[t][spec.target].to_numpy() for t in (100000, 0))
+    assert not np.allclose(refit, averaged)  # other models made them...
+    assert np.corrcoef(refit, averaged)[0, 1] > 0.9  # ...that learnt the same thing
+
+
 def test_cv_comes_from_out_of_fold_predictions(home: Path, tmp_path: Path) -> None:
     spec = LocalPlatform(home / "competitions").ensure("wine")
     data = CompetitionData.load(spec, home / "competitions" / "wine" / "public")

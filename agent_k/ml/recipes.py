@@ -25,6 +25,11 @@ class ModelFamily(StrEnum):
         return self in (ModelFamily.linear, ModelFamily.knn)
 
     @property
+    def handles_missing(self) -> bool:
+        """Its trees learn where missing values go, so imputing them first only costs time and information."""
+        return self in (ModelFamily.lightgbm, ModelFamily.hist_gradient_boosting)
+
+    @property
     def random(self) -> bool:
         """Its fit depends on a random seed, so seeds of one recipe differ and blend well."""
         return self not in (ModelFamily.linear, ModelFamily.knn)
