@@ -391,21 +391,6 @@ def test_a_secret_a_candidate_prints_appears_in_no_event_row_file_or_log(
     store.close()
 
 
-def test_a_workflow_mission_succeeds_in_the_basic_sandbox_and_says_why(home: Path, tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'basic.db'}"
-    settings = Settings(home=home, database_url=url, workers=2, sandbox="basic")
-    store = Store.open(url)
-    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
-    runner.create(MissionSpec(mission_id="basic", criteria=Criteria(competition="penguins"), time_budget=12))
-    assert asyncio.run(runner.run("basic")).success
-    warnings = [json.loads(e.payload)["message"] for e in store.events_after("basic") if e.type == "log"]
-    assert any(
-        w.startswith("candidates run in the basic sandbox, without bubblewrap (AGENT_K_SANDBOX=basic)")
-        for w in warnings
-    )
-    store.close()
-
-
 def _refused(evaluation: Evaluation, sandbox: str) -> bool:
     """In the basic sandbox, model-written code never runs: check that, and stop the test there."""
     if sandbox == "bwrap":

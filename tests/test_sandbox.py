@@ -5,6 +5,7 @@ hostile candidates of `test_hostile.py` go further."""
 from __future__ import annotations
 
 import asyncio
+import json
 import tarfile
 import textwrap
 import time
@@ -13,10 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from agent_k.competition import Criteria
+from agent_k.config import Settings
+from agent_k.mission.launch import MissionSpec
+from agent_k.mission.runner import MissionRunner
 from agent_k.ml.sandbox import Job, Limits, SandboxResult, bwrap, network_isolation_available, run_sandboxed
 from agent_k.ml.sandbox.bwrap import WORK
 from agent_k.ml.sandbox.cgroups import available
 from agent_k.ml.sandbox.outputs import LOG_TAIL_BYTES, extract
+from agent_k.platforms.local import LocalPlatform
+from agent_k.store.repository import Store
 from tests.conftest import need_tool, wait_until_gone
 
 
@@ -217,3 +224,18 @@ def test_parallel_candidates_each_keep_their_own_limits(tmp_path: Path, sandbox_
     results = asyncio.run(many())
     failures = [r.failure_reason() for r in results if not r.ok]
     assert failures == []
+
+
+def test_a_workflow_mission_succeeds_in_the_basic_sandbox_and_says_why(home: Path, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'basic.db'}"
+    settings = Settings(home=home, database_url=url, workers=2, sandbox="basic")
+    store = Store.open(url)
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
+    runner.create(MissionSpec(mission_id="basic", criteria=Criteria(competition="penguins"), time_budget=12))
+    assert asyncio.run(runner.run("basic")).success
+    warnings = [json.loads(e.payload)["message"] for e in store.events_after("basic") if e.type == "log"]
+    assert any(
+        w.startswith("candidates run in the basic sandbox, without bubblewrap (AGENT_K_SANDBOX=basic)")
+        for w in warnings
+    )
+    store.close()
