@@ -39,6 +39,19 @@ class Settings(BaseSettings):
     model: str | None = Field(default=None, description="pydantic-ai model string for agent mode, e.g. openai:gpt-4o")
     agent_requests: int = Field(default=25, ge=1, description="model requests one phase's agent may make")
     agent_tokens: int | None = Field(default=400_000, ge=1, description="tokens one phase's agent may use")
+    contracts: Literal["enforce", "shadow"] = Field(
+        default="enforce", description="shadow: record what the phase contract would remove from agents, remove nothing"
+    )
+    error_strategies: dict[str, Literal["raise", "ignore", "retry", "repair"]] = Field(
+        default_factory=dict, description='per-phase error strategy overrides, e.g. {"evolution": "raise"}'
+    )
+    retry_attempts: int = Field(default=3, ge=1, le=10, description="runs of a step under the retry strategy")
+    repair_attempts: int = Field(default=3, ge=1, le=10, description="answers a repair agent may give per failed step")
+    max_consecutive_fallbacks: int = Field(
+        default=2, ge=1, description="failed steps in a row after which an amphiflow phase runs fully as an agent"
+    )
+    saturation_reads: int = Field(default=8, ge=1, description="read calls without an action before a nudge")
+    saturation_turns: int = Field(default=3, ge=1, description="turns with under 2 new things read before a nudge")
     kaggle_api_url: str = Field(default="https://api.kaggle.com", description="base URL of Kaggle's public API")
     kaggle_team: str | None = Field(default=None, description="our Kaggle team name (default: the account's username)")
     kaggle_max_data_bytes: int = Field(default=10 * 2**30, ge=1, description="largest competition data to download")

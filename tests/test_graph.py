@@ -1,4 +1,4 @@
-"""Graph validation (DESIGN §2): one entry, everything reachable, everything can reach End."""
+"""Graph validation (DESIGN §2, §12): the phase contract is analysed, and every node agrees with it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 from pydantic_graph import End
 
+from agent_k.mission.contract import MISSION_CONTRACT, PhaseContract, PhaseSpec
 from agent_k.mission.graph import END, GraphValidationError, build_graph, successors, validate
 from agent_k.mission.nodes import (
     PHASE_NODES,
@@ -21,16 +22,6 @@ from agent_k.mission.nodes.base import PhaseContext
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import MissionResult
 from tests.conftest import run_cli
-
-
-@dataclass
-class OrphanNode(PhaseNode):
-    """Declared in the graph but nothing leads to it."""
-
-    phase = Phase.research
-
-    async def run(self, ctx: PhaseContext) -> End[MissionResult]:
-        raise AssertionError("never runs")
 
 
 @dataclass
@@ -63,22 +54,41 @@ def test_the_mission_graph_is_valid_with_the_declared_edges() -> None:
     }
 
 
-def test_a_missing_phase_is_reported() -> None:
+def test_a_phase_without_a_node_is_reported() -> None:
     result = validate((DiscoveryNode, PrototypeNode, EvolutionNode, SubmissionNode))
-    assert "phase ResearchNode (a successor of DiscoveryNode) is missing" in result.problems
-    with pytest.raises(GraphValidationError, match="ResearchNode"):
+    assert "phase research has no node" in result.problems
+    assert "DiscoveryNode returns ['ResearchNode'], which are not nodes of the graph" in result.problems
+    with pytest.raises(GraphValidationError, match="research has no node"):
         build_graph((DiscoveryNode, PrototypeNode, EvolutionNode, SubmissionNode))
 
 
-def test_an_unreachable_phase_is_reported() -> None:
-    result = validate((*PHASE_NODES, OrphanNode))
-    assert "phase OrphanNode is unreachable from DiscoveryNode" in result.problems
-    assert any("exactly one entry phase" in p for p in result.problems)
+def test_a_node_returning_more_than_its_contract_allows_is_reported() -> None:
+    """The contract is the source: a node whose annotation adds a transition fails validation."""
+    strict = MISSION_CONTRACT.model_copy(
+        update={
+            "phases": tuple(
+                p if p.name != "evolution" else p.model_copy(update={"next": ("submission", "end")})
+                for p in MISSION_CONTRACT.phases
+            )
+        }
+    )
+    result = validate(PHASE_NODES, strict)
+    assert result.problems == [
+        "EvolutionNode returns ['end', 'evolution', 'submission'] but the contract allows evolution ['end', 'submission']"
+    ]
 
 
-def test_a_cycle_without_exit_is_reported() -> None:
-    result = validate((EntryToLoop, LoopNode), entry=EntryToLoop)
-    assert result.problems == ["phase LoopNode cannot reach End (a cycle without an exit)"]
+def test_an_unreachable_node_phase_is_reported_through_the_contract() -> None:
+    result = validate(
+        (EntryToLoop, LoopNode), _contract(("discovery", ("evolution", "end")), ("evolution", ("evolution",)))
+    )
+    assert result.problems == ["cycle_without_exit: evolution cannot reach the end: a cycle (or dead end) with no exit"]
+
+
+def _contract(*phases: tuple[str, tuple[str, ...]]) -> PhaseContract:
+    return PhaseContract(
+        initial=phases[0][0], phases=tuple(PhaseSpec(name=n, next=nxt, deadline=1.0) for n, nxt in phases)
+    )
 
 
 def test_successors_come_from_the_return_annotation() -> None:
@@ -93,4 +103,5 @@ def test_graph_command_prints_mermaid_and_validation() -> None:
     for node in ("DiscoveryNode", "ResearchNode", "PrototypeNode", "EvolutionNode", "SubmissionNode"):
         assert node in result.stdout
     assert "EvolutionNode --> decision" in result.stdout
-    assert result.stdout.strip().splitlines()[-1].startswith("valid: 5 phases")
+    assert "phase evolution: -> evolution | submission | end; ends by 88% of the budget; agent evolver" in result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("valid: 5 phases, entry discovery")

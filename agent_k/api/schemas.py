@@ -76,3 +76,15 @@ class MissionCreate(BaseModel):
     stop_early: bool = Field(
         default=False, description="end Evolution when the search converges instead of spending the whole budget"
     )
+
+
+class ToolChange(BaseModel):
+    tools: list[str] = Field(min_length=1, max_length=64, description="agent tool names, as the contract has them")
+
+
+class ToolFilter(BaseModel):
+    mission_id: str
+    removed_by_operator: list[str]
+    """Tools an operator removed; the contract's own narrowing (phase, preconditions, state) applies on top."""
+    tools_by_phase: dict[str, list[str]]
+    """What agents may be offered in each phase now: the contract's tools less the operator's filter."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 from rich.console import Console
 
@@ -10,15 +13,40 @@ from agent_k.cli.common import fail_input, load_settings
 db_app = typer.Typer(help="Database maintenance.", no_args_is_help=True)
 
 
-def graph() -> None:
-    """Print the mission graph as a Mermaid diagram, and whether it is valid."""
+def graph(
+    contract: Annotated[
+        Path | None,
+        typer.Option(help="analyse this contract (JSON, as agent_k.mission.contract.PhaseContract) instead"),
+    ] = None,
+) -> None:
+    """Print the mission graph as a Mermaid diagram, its phase contract, and the contract's analysis."""
+    from pydantic import ValidationError
+
+    from agent_k.mission.contract import MISSION_CONTRACT, PhaseContract
     from agent_k.mission.graph import build_graph, validate
     from agent_k.mission.nodes import PHASE_NODES
 
-    validation = validate(PHASE_NODES)
-    typer.echo(build_graph().render(title="AGENT-K mission"))
+    chosen = MISSION_CONTRACT
+    if contract is not None:
+        try:
+            chosen = PhaseContract.model_validate_json(contract.read_bytes())
+        except (OSError, ValidationError) as exc:
+            fail_input(f"cannot read the contract {contract}: {str(exc).splitlines()[0]}")
+    validation = validate(PHASE_NODES, chosen)
     if validation.ok:
-        typer.echo(f"valid: {len(validation.nodes)} phases, entry DiscoveryNode, all reachable, all reach End")
+        typer.echo(build_graph(PHASE_NODES, chosen).render(title="AGENT-K mission"))
+    for phase in chosen.phases:
+        tools = ", ".join(t.name for t in chosen.tools_of(phase.name) if t.phases) or "-"
+        who = f"agent {phase.agent}" if phase.agent else "workflow"
+        typer.echo(
+            f"phase {phase.name}: -> {' | '.join(phase.next)}; ends by {phase.deadline:.0%} of the budget; "
+            f"{who}; on error: {phase.strategy.value}; tools: {tools}"
+        )
+    for line in validation.analysis.suppressed_lines():
+        typer.echo(line)
+    if validation.ok:
+        entry = chosen.initial
+        typer.echo(f"valid: {len(validation.nodes)} phases, entry {entry}, all reachable, all reach the end")
         return
     for problem in validation.problems:
         typer.echo(f"invalid: {problem}", err=True)

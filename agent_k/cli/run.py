@@ -104,7 +104,10 @@ def run(
     ] = None,
     mode: Annotated[
         Mode,
-        typer.Option(help="auto: agents when a model is set, else workflow; agent: no fallback; workflow: no model"),
+        typer.Option(
+            help="auto: agents when a model is set, else workflow; agent: no fallback; workflow: no model; "
+            "amphiflow: workflow first, an agent repairs a failed step"
+        ),
     ] = Mode.auto,
     model: Annotated[
         str | None, typer.Option(help="pydantic-ai model string, e.g. openai:gpt-4o [default: AGENT_K_MODEL]")

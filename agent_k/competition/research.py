@@ -65,5 +65,7 @@ class ResearchFindings(BaseModel):
     cv: CVScheme
     model_families: list[str]
     notes: list[str] = Field(default_factory=list)
+    unlabelled_rows: int = 0
+    """Training rows without a usable label (no id, or a target that is no label for the task)."""
     excluded: list[str] = Field(default_factory=list)
     """Feature columns the research plan leaves out (agent mode), beside ids and leakage suspects."""

@@ -153,6 +153,69 @@ class ToolNarrowed(BaseModel):
     type: Literal["tool.narrowed"] = "tool.narrowed"
     tool: str
     reason: str
+    code: str = "wrong_phase"
+    """wrong_phase, precondition_not_met, forbidden_in_state or manual_filter."""
+    shadow: bool = False
+    """Shadow mode: enforcement would have removed it; it was left in place."""
+
+
+class TransitionBlocked(BaseModel):
+    type: Literal["transition.blocked"] = "transition.blocked"
+    reason: str
+    """`ambiguous_phase_transition`: one model response asked for two different phase outcomes."""
+    outcomes: list[str]
+
+
+class PhaseTransition(BaseModel):
+    type: Literal["phase.transition"] = "phase.transition"
+    agent: str
+    previous: str
+    """The stage the agent's tool calls showed until now: exploring, acting or validating."""
+    entered: str
+    reason: str
+
+
+class ExplorationSaturation(BaseModel):
+    type: Literal["exploration.saturation"] = "exploration.saturation"
+    agent: str
+    reads: int
+    stale_turns: int
+
+
+class AgentNudged(BaseModel):
+    type: Literal["agent.nudged"] = "agent.nudged"
+    agent: str
+    kind: Literal["saturation", "finish", "validate"]
+    message: str
+
+
+class StepFailed(BaseModel):
+    type: Literal["step.failed"] = "step.failed"
+    step: str
+    error: str
+    strategy: str
+    """What the phase does about it: raise, ignore, retry or repair."""
+    attempt: int = 1
+
+
+class RepairStarted(BaseModel):
+    type: Literal["phase.repair.started"] = "phase.repair.started"
+    step: str
+    error: str
+    attempt: int
+
+
+class RepairSucceeded(BaseModel):
+    type: Literal["phase.repair.succeeded"] = "phase.repair.succeeded"
+    step: str
+    candidate_key: str | None = None
+    cv_score: float | None = None
+
+
+class RepairFailed(BaseModel):
+    type: Literal["phase.repair.failed"] = "phase.repair.failed"
+    step: str
+    error: str
 
 
 class Log(BaseModel):
@@ -182,6 +245,14 @@ EventData = Annotated[
     | SubmissionCreated
     | SubmissionScored
     | ToolNarrowed
+    | TransitionBlocked
+    | PhaseTransition
+    | ExplorationSaturation
+    | AgentNudged
+    | StepFailed
+    | RepairStarted
+    | RepairSucceeded
+    | RepairFailed
     | Log,
     Field(discriminator="type"),
 ]

@@ -5,18 +5,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from agent_k.mission.contract import MISSION_CONTRACT
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import BudgetLedger
 
-PHASE_DEADLINES: dict[Phase, float] = {
-    Phase.discovery: 0.05,
-    Phase.research: 0.15,
-    Phase.prototype: 0.35,
-    Phase.evolution: 0.88,
-    Phase.submission: 1.0,
-}
-"""Fraction of the total budget by which each phase must end. Time a phase leaves unused flows on to the
-next; the last 12% is Submission's reserve."""
+PHASE_DEADLINES: dict[Phase, float] = {Phase(p.name): p.deadline for p in MISSION_CONTRACT.phases}
+"""Fraction of the total budget by which each phase must end (the contract's). Time a phase leaves unused flows
+on to the next; the last 12% is Submission's reserve."""
 
 WARNING_FRACTION = 0.8
 HARD_LIMIT_FRACTION = 1.08

@@ -12,7 +12,8 @@ import time
 from datetime import UTC, datetime
 from typing import Literal
 
-from agent_k.events.models import ApprovalGranted, ApprovalRejected, EventData, MissionCancelled
+from agent_k.events.models import ApprovalGranted, ApprovalRejected, EventData, Log, MissionCancelled
+from agent_k.mission.contract import MISSION_CONTRACT
 from agent_k.mission.state import MissionResult, MissionState
 from agent_k.store.models import MissionRow, SnapshotRow, utcnow
 from agent_k.store.repository import Store
@@ -27,6 +28,10 @@ class MissionError(Exception):
 
 class MissionNotFound(MissionError):
     pass
+
+
+class UnknownTools(MissionError):
+    """Tool names that are not in the phase contract."""
 
 
 def result_json(state: MissionState | None, result: MissionResult) -> str:
@@ -97,6 +102,29 @@ def reject(store: Store, mission_id: str) -> str:
     _record(store, mission_id, ApprovalRejected())
     _record(store, mission_id, MissionCancelled(reason="rejected at the approval gate"))
     return MissionStatus.cancelled
+
+
+def change_tools(store: Store, mission_id: str, tools: list[str], *, narrow: bool) -> list[str]:
+    """Remove agent tools from a mission (`narrow`), or give back ones an operator removed; the operator's
+    filter after the change. It only ever removes: a tool the contract withholds stays withheld."""
+    unknown = sorted(set(tools) - {tool.name for tool in MISSION_CONTRACT.tools})
+    if unknown:
+        raise UnknownTools(f"no such tools: {', '.join(unknown)}")
+    for _ in range(CANCEL_ATTEMPTS):
+        row = _existing(store, mission_id)
+        if row.status in TERMINAL:
+            raise MissionError(f"mission '{mission_id}' already {row.status}")
+        current = set(operator_filter(row))
+        changed = sorted(current | set(tools) if narrow else current - set(tools))
+        if store.swap_tool_filter(mission_id, row.tool_filter, json.dumps(changed)):
+            verb = "removed" if narrow else "gave back"
+            _record(store, mission_id, Log(message=f"an operator {verb} tools: {', '.join(sorted(tools))}"))
+            return changed
+    raise MissionError(f"mission '{mission_id}' is changing state; try again")
+
+
+def operator_filter(row: MissionRow | None) -> list[str]:
+    return json.loads(row.tool_filter or "[]") if row is not None else []
 
 
 def resume(store: Store, mission_id: str) -> str:

@@ -10,6 +10,8 @@ from typing import Any, get_args, get_origin, get_type_hints
 from pydantic_graph import End, Graph, GraphBuilder, StepContext
 
 from agent_k.mission.context import GraphContext
+from agent_k.mission.contract import END as CONTRACT_END
+from agent_k.mission.contract import MISSION_CONTRACT, Analysis, PhaseContract, analyse
 from agent_k.mission.nodes import PHASE_NODES, PhaseNode
 from agent_k.mission.state import MissionResult, MissionState
 
@@ -41,52 +43,49 @@ class Validation:
     nodes: list[str]
     edges: dict[str, list[str]]
     problems: list[str] = field(default_factory=list)
+    analysis: Analysis = field(default_factory=Analysis)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-def validate(phases: Sequence[type[PhaseNode]], entry: type[PhaseNode] | None = None) -> Validation:
-    """One entry phase (the first given), every phase reachable from it, and every phase able to reach End."""
-    entry = entry or phases[0]
-    names = [p.get_node_id() for p in phases]
+def validate(phases: Sequence[type[PhaseNode]], contract: PhaseContract = MISSION_CONTRACT) -> Validation:
+    """The contract's analysis, and every node agreeing with it: one node per phase, and each node's return
+    annotation (the graph's edges) naming only transitions the contract declares for its phase."""
     edges = {p.get_node_id(): sorted(successors(p)) for p in phases}
-    result = Validation(names, edges)
-    for source, targets in edges.items():
-        for target in targets:
-            if target != END and target not in edges:
-                result.problems.append(f"phase {target} (a successor of {source}) is missing")
-    incoming = {t for source, targets in edges.items() for t in targets if t != source}
-    entries = [n for n in names if n not in incoming]
-    if entries != [entry.get_node_id()]:
-        result.problems.append(f"expected exactly one entry phase ({entry.get_node_id()}), found {entries or 'none'}")
-    reachable = _closure(entry.get_node_id(), edges)
-    for name in names:
-        if name not in reachable:
-            result.problems.append(f"phase {name} is unreachable from {entry.get_node_id()}")
-        if END not in _closure(name, edges):
-            result.problems.append(f"phase {name} cannot reach End (a cycle without an exit)")
+    analysis = analyse(contract)
+    result = Validation(list(edges), edges, [str(finding) for finding in analysis.findings], analysis)
+    by_phase = {p.phase.value: p for p in phases}
+    declared = {p.name for p in contract.phases}
+    for phase in contract.phases:
+        node = by_phase.get(phase.name)
+        if node is None:
+            result.problems.append(f"phase {phase.name} has no node")
+            continue
+        names = {target.phase.value for target in phases if target.get_node_id() in successors(node)}
+        names |= {CONTRACT_END} if END in successors(node) else set()
+        unknown = {s for s in successors(node) if s != END and s not in edges}
+        if unknown:
+            result.problems.append(f"{node.get_node_id()} returns {sorted(unknown)}, which are not nodes of the graph")
+        if not names <= set(phase.next):
+            allowed = f"the contract allows {phase.name} {sorted(phase.next)}"
+            result.problems.append(f"{node.get_node_id()} returns {sorted(names)} but {allowed}")
+    for name, node in by_phase.items():
+        if name not in declared:
+            result.problems.append(f"{node.get_node_id()} runs phase {name}, which the contract does not declare")
     return result
 
 
-def _closure(start: str, edges: dict[str, list[str]]) -> set[str]:
-    seen, stack = {start}, [start]
-    while stack:
-        for target in edges.get(stack.pop(), []):
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
-    return seen
-
-
-def build_graph(phases: Sequence[type[PhaseNode]] = PHASE_NODES) -> MissionGraph:
+def build_graph(
+    phases: Sequence[type[PhaseNode]] = PHASE_NODES, contract: PhaseContract = MISSION_CONTRACT
+) -> MissionGraph:
     """Validate the phases, then build the graph with the resume router in front of them.
 
     The router step returns its input (the node to run first), so one graph starts a new mission at
     Discovery or resumes one at any phase.
     """
-    validation = validate(phases)
+    validation = validate(phases, contract)
     if not validation.ok:
         raise GraphValidationError(validation.problems)
     builder = GraphBuilder(

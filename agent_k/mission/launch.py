@@ -154,8 +154,8 @@ def resolve_model(mode: Mode, model: str | None) -> str | None:
     if mode is Mode.workflow:
         return None
     if model is None:
-        if mode is Mode.agent:
-            raise LaunchError("mode 'agent' needs a model: pass one or set AGENT_K_MODEL")
+        if mode in (Mode.agent, Mode.amphiflow):
+            raise LaunchError(f"mode '{mode.value}' needs a model: pass one or set AGENT_K_MODEL")
         return None
     try:
         build_model(model)

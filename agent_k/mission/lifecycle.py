@@ -24,6 +24,7 @@ from agent_k.events.models import (
 from agent_k.mission.context import GraphContext
 from agent_k.mission.control import result_json
 from agent_k.mission.phases import Mode, Phase
+from agent_k.mission.recovery import strategy_for
 from agent_k.mission.state import MissionResult, MissionState, PhaseRecord
 from agent_k.store.models import MissionRow, SnapshotRow
 from agent_k.store.repository import as_utc
@@ -39,7 +40,8 @@ async def enter_phase(state: MissionState, ctx: GraphContext, phase: Phase, *, a
     mode = Mode.agent.value if agent else Mode.workflow.value
     state.current_phase = phase
     state.phase_modes[phase] = mode
-    state.phase_history.append(PhaseRecord(phase=phase, mode=mode, started=datetime.now(UTC)))
+    strategy = strategy_for(state, ctx, phase).value
+    state.phase_history.append(PhaseRecord(phase=phase, mode=mode, started=datetime.now(UTC), strategy=strategy))
     state.budget.phase_started_at_s.setdefault(phase, ctx.budget.elapsed())
     await ctx.events.emit(PhaseStarted(mode=mode, budget_s=round(ctx.budget.allowance(phase), 3)), phase.value)
 

@@ -17,3 +17,5 @@ class Mode(StrEnum):
     auto = "auto"
     workflow = "workflow"
     agent = "agent"
+    amphiflow = "amphiflow"
+    """Workflow first in every phase; a failed step gets a scoped repair by an agent."""

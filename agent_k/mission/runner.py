@@ -24,8 +24,9 @@ from agent_k.events.models import Event, Log, MissionStarted
 from agent_k.mission import lifecycle
 from agent_k.mission.budget import BudgetClock
 from agent_k.mission.context import GraphContext
+from agent_k.mission.contract import MISSION_CONTRACT, PhaseContract, analyse
 from agent_k.mission.control import MissionError, MissionNotFound, check_resumable
-from agent_k.mission.graph import MissionGraph, build_graph, node_types, successors
+from agent_k.mission.graph import MissionGraph, build_graph, node_types
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.liveness import heartbeat, owner_is_dead_here, process_owner
 from agent_k.mission.nodes import PHASE_NODES, PhaseNode
@@ -89,13 +90,16 @@ class MissionRunner:
         evaluator: Evaluator | None = None,
         owner: str | None = None,
         model: Model | None = None,
+        contract: PhaseContract = MISSION_CONTRACT,
     ) -> None:
         self.settings = settings
         self.store = store
         self.platform = platform
         """A ready platform (tests); otherwise built per mission from its `platform` column."""
         self.phases = phases
-        self.graph: MissionGraph = build_graph(phases)
+        self.contract = contract
+        """The phase contract the graph is checked against and every transition is held to."""
+        self.graph: MissionGraph = build_graph(phases, contract)
         self.node_types = node_types(phases)
         self.on_event = on_event
         self.evaluator = evaluator or LocalEvaluator(settings.parallel_evaluations)
@@ -190,7 +194,7 @@ class MissionRunner:
             resumed_from_seq=resumed_from,
         )
         await emitter.emit(started)
-        for warning in sandbox_warnings(setup.sandbox, state):
+        for warning in [*sandbox_warnings(setup.sandbox, state), *analyse(self.contract).suppressed_lines()]:
             await emitter.emit(Log(level="warning", message=warning))
         main, self._cancel_requested = asyncio.current_task(), False
 
@@ -251,8 +255,8 @@ class MissionRunner:
                     if not nodes:
                         continue
                     node = nodes[0]
-                    if current is not None and node.get_node_id() not in successors(type(current)):
-                        detail = f"{current.get_node_id()} returned {node.get_node_id()}, which it does not declare"
+                    if current is not None and not self.contract.allows(current.phase.value, node.phase.value):
+                        detail = f"{current.get_node_id()} returned {node.get_node_id()}, which the contract forbids"
                         return await lifecycle.fail(state, ctx, snapshot_id, "illegal_phase_transition", detail)
                     if await lifecycle.needs_approval(state, ctx, node.phase):
                         waiting = functools.partial(self._checkpoint, state, node, snapshot_id, seq)
@@ -295,7 +299,8 @@ class MissionRunner:
 
     def _agents_on(self, state: MissionState, node: PhaseNode) -> bool:
         configured = state.model is not None or self.model is not None
-        return state.mode is not Mode.workflow and configured and node.wants_agent(state)
+        agent_first = state.mode in (Mode.auto, Mode.agent)  # amphiflow runs the workflow first, then repairs
+        return agent_first and configured and node.wants_agent(state)
 
     def _language_model(self, state: MissionState) -> tuple[Model | None, str | None]:
         """The model of agent mode, or why there is none (each agent phase then falls back, saying why)."""

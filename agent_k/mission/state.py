@@ -12,6 +12,13 @@ from agent_k.mission.phases import Mode, Phase
 from agent_k.store.status import MissionStatus
 
 
+class StepFailureRecord(BaseModel):
+    step: str
+    error: str
+    strategy: str
+    attempt: int = 1
+
+
 class PhaseRecord(BaseModel):
     phase: Phase
     mode: str
@@ -21,6 +28,11 @@ class PhaseRecord(BaseModel):
     reason: str | None = None
     fallback: str | None = None
     """Why an agent phase fell back to its workflow path, if it did."""
+    strategy: str | None = None
+    """The phase's error strategy: raise, ignore, retry or repair."""
+    step_failures: list[StepFailureRecord] = Field(default_factory=list)
+    repaired: str | None = None
+    """The step an agent repaired, if one was."""
 
 
 class CandidateMemory(BaseModel):
@@ -99,6 +111,8 @@ class MissionState(BaseModel):
     budget: BudgetLedger
     phase_history: list[PhaseRecord] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
+    consecutive_failures: dict[Phase, int] = Field(default_factory=dict)
+    """Failed steps in a row per phase (amphiflow: at `max_consecutive_fallbacks` the phase runs as its agent)."""
 
 
 class MissionResult(Scores):

@@ -24,6 +24,7 @@ from agent_k.competition import InvalidSubmission, TaskType, metrics
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
 from agent_k.ml.evaluate import SUBMISSION, CompetitionData, Evaluation
+from agent_k.ml.labels import labelled, reinfer
 from agent_k.ml.recipes import Script
 from agent_k.ml.sandbox import Job, Limits, UntrustedOutput, bwrap, parse_output, resolve, run_sandboxed
 from agent_k.store.status import CandidateStatus
@@ -50,9 +51,13 @@ def _splits(train: pd.DataFrame, data: CompetitionData, cv: CVScheme) -> list[tu
     return list(StratifiedKFold(cv.n_folds, shuffle=True, random_state=cv.seed).split(train, target))
 
 
-def _write_fold(train: pd.DataFrame, fit_rows: np.ndarray, held_out: pd.DataFrame, target: str, folder: Path) -> None:
+def _write_fold(
+    train: pd.DataFrame, fit_rows: np.ndarray, held_out: pd.DataFrame, target: str, folder: Path, kept: pd.DataFrame
+) -> None:
+    """The fold's files: the training rows (after the file's unlabelled rows, as they were) and the held-out
+    rows without their target."""
     folder.mkdir(exist_ok=True)
-    train.iloc[fit_rows].to_csv(folder / "train.csv", index=False)
+    pd.concat([kept, train.iloc[fit_rows]]).to_csv(folder / "train.csv", index=False)
     held_out.drop(columns=[target]).to_csv(folder / "test.csv", index=False)
 
 
@@ -90,13 +95,13 @@ async def evaluate_script(
         evaluation.error = refused
         return evaluation
     spec = data.spec
-    train = await asyncio.to_thread(pd.read_csv, data.data_dir / "train.csv")
+    train, kept = await asyncio.to_thread(_labelled_rows, data)
     splits = _splits(train, data, cv)[: folds or cv.n_folds] if folds != 0 else []
     step = "final fit"
     try:
         for k, (fit_rows, held_out_rows) in enumerate(splits):
             step, folder, held_out = f"fold {k}", workdir / f"fold{k}", train.iloc[held_out_rows]
-            await asyncio.to_thread(_write_fold, train, fit_rows, held_out, spec.target, folder)
+            await asyncio.to_thread(_write_fold, train, fit_rows, held_out, spec.target, folder, kept)
             predictions = await _predict(data, script, folder, folder, limits, deadline, held_out[spec.id_column])
             truth = held_out[spec.target].reset_index(drop=True)
             evaluation.fold_scores.append(round(metrics.score(spec, truth, predictions.reset_index(drop=True)), 6))
@@ -111,6 +116,16 @@ async def evaluate_script(
         return _timed(evaluation, started)
     evaluation.status = CandidateStatus.succeeded
     return _timed(evaluation, started)
+
+
+def _labelled_rows(data: CompetitionData) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows the folds are made of and scored on, and the rows without a usable label (a units row under
+    the header, say): those are never held out or scored, and every fold's training file keeps them first."""
+    train = pd.read_csv(data.data_dir / "train.csv")
+    usable = labelled(train, data.spec)
+    if usable.all():
+        return train, train.iloc[:0]
+    return reinfer(train[usable]), train[~usable]
 
 
 def _timed(evaluation: Evaluation, started: float) -> Evaluation:

@@ -17,6 +17,7 @@ from agent_k.competition.research import (
     ResearchFindings,
     TargetProfile,
 )
+from agent_k.ml.labels import labelled, reinfer
 
 LEAKAGE_THRESHOLD = 0.99
 LEAKAGE_SAMPLE_ROWS = 5000
@@ -34,6 +35,26 @@ def _number(value: object) -> float:
 
 
 def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> ResearchFindings:
+    """Profile the rows that carry a label; rows that do not (a units row, say) are counted and noted."""
+    usable = labelled(train, spec)
+    unlabelled = int((~usable).sum())
+    if unlabelled:
+        if usable.sum() < 2:
+            raise ValueError(f"no usable labels in '{spec.target}' (e.g. {train[spec.target].iloc[0]!r})")
+        example = train.loc[~usable, spec.target].iloc[0]
+        train = reinfer(train[usable])
+    findings = _profile(spec, train, test)
+    if unlabelled:
+        findings.unlabelled_rows = unlabelled
+        findings.notes.insert(
+            0,
+            f"{unlabelled} training rows carry no usable label (e.g. {example!r} in '{spec.target}'): a solution must "
+            "leave them out; they are profiled without them",
+        )
+    return findings
+
+
+def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> ResearchFindings:
     features = [c for c in train.columns if c not in (spec.id_column, spec.target)]
     columns = [_column_profile(train[c]) for c in features]
     id_like = [spec.id_column, *[c.name for c in columns if _looks_like_id(train[c.name], c)]]

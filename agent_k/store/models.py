@@ -35,6 +35,8 @@ class MissionRow(SQLModel, table=True):
     """None, or the gate before Submission: `pending`, `approved` or `rejected`."""
     cancel_requested_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
     """Set by a cancel while a worker holds the mission; its heartbeat sees it and stops the run."""
+    tool_filter: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """A JSON list of the agent tools an operator removed from this mission (never more than the contract has)."""
 
 
 class SnapshotRow(SQLModel, table=True):

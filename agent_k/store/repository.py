@@ -88,6 +88,17 @@ class Store:
         with self._session() as session:
             return session.get(MissionRow, mission_id)
 
+    def swap_tool_filter(self, mission_id: str, old: str | None, new: str) -> bool:
+        """Replace the mission's tool filter only if it is still `old` (two operators racing: one retries)."""
+        current = col(MissionRow.tool_filter)
+        statement = (
+            update(MissionRow)
+            .where(col(MissionRow.id) == mission_id, current.is_(None) if old is None else current == old)
+            .values(tool_filter=new, updated_at=utcnow())
+        )
+        with self.engine.begin() as connection:
+            return connection.execute(statement).rowcount == 1
+
     def list_missions(self, *, status: str | None = None, limit: int = 50, offset: int = 0) -> list[MissionRow]:
         query = select(MissionRow).order_by(col(MissionRow.created_at).desc()).offset(offset).limit(limit)
         if status:

@@ -41,5 +41,6 @@ TERMINAL: frozenset[MissionStatus] = frozenset({MissionStatus.succeeded, Mission
 UNFINISHED: frozenset[MissionStatus] = frozenset(MissionStatus) - TERMINAL
 CLAIMABLE: frozenset[MissionStatus] = frozenset({MissionStatus.queued, MissionStatus.running})
 """What a worker may claim: queued, or running under a lease that expired (its process died)."""
-RESUMABLE_FAILURES: frozenset[str] = frozenset({"node_error", "submission_quota_exhausted"})
-"""Failure reasons worth another try: a node that raised (maybe a transient fault), a quota that resets daily."""
+RESUMABLE_FAILURES: frozenset[str] = frozenset({"node_error", "submission_failed", "submission_quota_exhausted"})
+"""Failure reasons worth another try: a node that raised or a platform that kept failing (maybe a transient
+fault), a quota that resets daily."""

@@ -71,13 +71,13 @@ async def run_agent(
         await context.events.emit(Log(message=message), phase.value)
         return None
     except AGENT_FAILURES as exc:
-        reason = _reason(exc)
+        reason = failure_reason(exc)
         if state.mode is Mode.agent:
             raise AgentFailed(f"{phase.value} agent failed: {reason}") from exc
         await fall_back(state, context, phase, reason)
         return None
     usage = result.usage
-    cost = _cost_usd(result.new_messages())
+    cost = cost_usd_of(result.new_messages())
     book_usage(state, phase, tokens=usage.total_tokens or 0, requests=usage.requests, cost_usd=cost)
     return result.output
 
@@ -86,7 +86,7 @@ def _spent(limits: UsageLimits) -> bool:
     return limits.request_limit == 0 or limits.total_tokens_limit == 0
 
 
-def _cost_usd(messages: list[ModelMessage]) -> float:
+def cost_usd_of(messages: list[ModelMessage]) -> float:
     """What the responses cost, where genai-prices knows the model's price (else nothing is added)."""
     total = 0.0
     for message in messages:
@@ -98,7 +98,7 @@ def _cost_usd(messages: list[ModelMessage]) -> float:
     return total
 
 
-def _reason(exc: BaseException) -> str:
+def failure_reason(exc: BaseException) -> str:
     """One line naming the failure, never a response body (it could echo a prompt)."""
     kind = type(exc).__name__
     if isinstance(exc, ModelHTTPError):

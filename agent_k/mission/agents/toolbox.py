@@ -13,12 +13,13 @@ from pydantic_ai import Agent, ModelRetry, RunContext
 
 from agent_k.competition.research import ResearchFindings
 from agent_k.mission.agents.deps import AgentDeps
+from agent_k.mission.agents.disclosure import candidate_table, column_line, research_findings
+from agent_k.mission.agents.repair_tools import register_repair_tools
+from agent_k.mission.agents.steering import Steering
 from agent_k.mission.agents.tools import PhaseTools
 from agent_k.mission.candidates import archive
-from agent_k.mission.phases import Phase
 from agent_k.ml.recipes import Recipe
 from agent_k.platforms.base import CompetitionNotFound
-from agent_k.store.status import CandidateStatus
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -27,9 +28,15 @@ Output = TypeVar("Output")
 
 
 def phase_agent(
-    model: Model, *, name: str, output_type: type[Output], instructions: Callable[[RunContext[AgentDeps]], str]
+    model: Model,
+    *,
+    name: str,
+    output_type: type[Output],
+    instructions: Callable[[RunContext[AgentDeps]], str],
+    retries: int = 2,
 ) -> Agent[AgentDeps, Output]:
-    """An agent with every mission tool, narrowed to its phase before each model request."""
+    """An agent with every mission tool, narrowed by the phase contract before each model request, and steered
+    by nudges and the ambiguous-transition guard."""
     tools = mission_tools()
     return Agent(
         model,
@@ -37,15 +44,15 @@ def phase_agent(
         output_type=output_type,
         instructions=instructions,
         toolsets=[tools.toolset()],
-        capabilities=tools.capabilities(),
-        retries=2,
+        capabilities=[*tools.capabilities(), Steering()],
+        retries=retries,
         name=name,
     )
 
 
 def findings_of(ctx: RunContext[AgentDeps]) -> ResearchFindings:
     findings = ctx.deps.state.research_findings
-    assert findings is not None, "Research profiles the data before the Scientist runs"
+    assert findings is not None, "the contract offers this tool only once the data is profiled"
     return findings
 
 
@@ -53,7 +60,7 @@ def mission_tools() -> PhaseTools:
     """Every tool of every phase; each agent gets them all, narrowed to its phase before each request."""
     tools = PhaseTools()
 
-    @tools.tool()
+    @tools.tool
     def mission_status(ctx: RunContext[AgentDeps]) -> dict[str, Any]:
         """Where the mission stands: phase, competition, seconds left in this phase, phases done."""
         state = ctx.deps.state
@@ -64,14 +71,14 @@ def mission_tools() -> PhaseTools:
             "phase_seconds_left": round(ctx.deps.mission.budget.remaining(ctx.deps.phase), 1),
         }
 
-    @tools.tool(Phase.discovery)
+    @tools.tool
     async def list_competitions(ctx: RunContext[AgentDeps]) -> list[dict[str, Any]]:
         """Competitions on the platform: id, title, task, metric and sizes."""
         competitions = await ctx.deps.mission.platform.list_competitions()
         keys = ("id", "title", "task", "metric", "n_train", "n_test", "n_features", "tags")
         return [competition.model_dump(include=set(keys)) for competition in competitions]
 
-    @tools.tool(Phase.discovery)
+    @tools.tool
     async def inspect_competition(ctx: RunContext[AgentDeps], competition_id: str) -> dict[str, Any]:
         """One competition in full, with its description."""
         try:
@@ -80,12 +87,24 @@ def mission_tools() -> PhaseTools:
             raise ModelRetry(str(exc)) from exc
         return competition.model_dump(exclude={"url"})
 
-    @tools.tool(Phase.research)
-    def column_summaries(ctx: RunContext[AgentDeps]) -> list[dict[str, Any]]:
-        """Every feature column: kind, missing share, distinct values, and the CV score it reaches alone."""
-        return [column.model_dump(exclude_none=True) for column in findings_of(ctx).columns]
+    @tools.tool
+    def column_summaries(ctx: RunContext[AgentDeps]) -> list[str]:
+        """One line per feature column: kind, missing share, distinct values, the CV score it reaches alone.
+        Call column_details for one column's full statistics."""
+        return [column_line(column) for column in findings_of(ctx).columns]
 
-    @tools.tool(Phase.research)
+    @tools.tool
+    def column_details(ctx: RunContext[AgentDeps], column: str) -> dict[str, Any]:
+        """One column in full: its profile, its drift between train and test, and whether it leaks."""
+        findings = findings_of(ctx)
+        profile = next((c for c in findings.columns if c.name == column), None)
+        if profile is None:
+            raise ModelRetry(f"no feature column '{column}'; column_summaries lists them")
+        drift = next((d.model_dump() for d in findings.drift if d.column == column), None)
+        leak = next((s.model_dump() for s in findings.leakage_details if s.column == column), None)
+        return {**profile.model_dump(), "drift": drift, "leakage": leak, "id_like": column in findings.id_like}
+
+    @tools.tool
     def target_stats(ctx: RunContext[AgentDeps]) -> dict[str, Any]:
         """The target: task, class balance or distribution, and the competition metric."""
         competition = ctx.deps.state.selected_competition
@@ -96,7 +115,7 @@ def mission_tools() -> PhaseTools:
             "test_rows": findings_of(ctx).n_test,
         }
 
-    @tools.tool(Phase.research)
+    @tools.tool
     def leakage_checks(ctx: RunContext[AgentDeps]) -> dict[str, Any]:
         """Columns that look like ids, and columns that alone predict the target suspiciously well."""
         findings = findings_of(ctx)
@@ -105,40 +124,55 @@ def mission_tools() -> PhaseTools:
             "suspects": [suspect.model_dump() for suspect in findings.leakage_details],
         }
 
-    @tools.tool(Phase.research)
+    @tools.tool
     def drift(ctx: RunContext[AgentDeps]) -> list[dict[str, Any]]:
         """Train-versus-test drift per column (KS for numbers, total variation for categories), largest first."""
         results = sorted(findings_of(ctx).drift, key=lambda d: d.statistic, reverse=True)
         return [result.model_dump() for result in results]
 
-    @tools.tool(Phase.research)
+    @tools.tool
     def validation_scheme(ctx: RunContext[AgentDeps]) -> dict[str, Any]:
         """The cross-validation scheme chosen for this data, and the families the profile recommends."""
         findings = findings_of(ctx)
         return {"cv": findings.cv.model_dump(), "recommended_families": findings.model_families}
 
-    @tools.tool(Phase.evolution)
-    async def candidates_so_far(ctx: RunContext[AgentDeps], limit: int = 10) -> list[dict[str, Any]]:
-        """The best evaluated candidates (by our cross-validation), best first, and the latest failures."""
+    @tools.tool
+    def findings_summary(ctx: RunContext[AgentDeps]) -> list[str]:
+        """Research's findings, one numbered line each; finding_details(n) gives one in full."""
+        return [f"{n}: {headline}" for n, (headline, _) in enumerate(research_findings(findings_of(ctx)))]
+
+    @tools.tool
+    def finding_details(ctx: RunContext[AgentDeps], number: int) -> dict[str, Any]:
+        """One of Research's findings in full (its number from findings_summary)."""
+        findings = research_findings(findings_of(ctx))
+        if not 0 <= number < len(findings):
+            raise ModelRetry(f"no finding {number}; findings_summary numbers them 0 to {len(findings) - 1}")
+        return findings[number][1]
+
+    @tools.tool
+    async def candidates_so_far(ctx: RunContext[AgentDeps], limit: int = 10) -> dict[str, Any]:
+        """The best candidates and the latest generation's (key, family, CV, status), with older generations
+        summarised; candidate_details(key) gives one in full."""
         competition = ctx.deps.state.selected_competition
         assert competition is not None
-        everything = await archive(ctx.deps.mission, ctx.deps.state)
-        done = [c for c in everything if c.succeeded and c.cv is not None]
-        done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
-        failed = [c for c in everything if c.status == CandidateStatus.failed][-3:]
-        return [
-            {"key": c.key, "solution": c.recipe.summary(), "cv": c.cv, "status": c.status, "error": c.error}
-            for c in [*done[: max(1, min(limit, 30))], *failed]
-        ]
+        return candidate_table(await archive(ctx.deps.mission, ctx.deps.state), competition, limit)
 
-    @tools.tool(Phase.evolution)
-    async def read_solution(ctx: RunContext[AgentDeps], candidate_key: str) -> dict[str, Any]:
-        """A candidate's solution.py source and, for a recipe, the recipe itself (to edit either)."""
+    @tools.tool
+    async def candidate_details(ctx: RunContext[AgentDeps], candidate_key: str) -> dict[str, Any]:
+        """One candidate in full: its recipe (to edit it), its solution.py source, its fold scores and error."""
         by_key = {c.key: c for c in await archive(ctx.deps.mission, ctx.deps.state)}
         if candidate_key not in by_key:
             raise ModelRetry(f"no candidate '{candidate_key}'; call candidates_so_far for the keys")
         candidate = by_key[candidate_key]
         recipe = candidate.recipe.model_dump(mode="json") if isinstance(candidate.recipe, Recipe) else None
-        return {"source": candidate.source(), "recipe": recipe}
+        return {
+            "key": candidate.key,
+            "recipe": recipe,
+            "source": candidate.source(),
+            "fold_scores": candidate.fold_scores,
+            "status": candidate.status,
+            "error": candidate.error,
+        }
 
+    register_repair_tools(tools)
     return tools

@@ -28,10 +28,12 @@ from agent_k.mission.candidates import (
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.submission import SubmissionNode
 from agent_k.mission.phases import Phase
+from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import EvolutionState, MissionResult
 from agent_k.ml.search import EXPLORE, PATIENCE, WIDE_EXPLORE, improved, propose
 from agent_k.store.status import CandidateStatus
 
+GENERATION = Step(Phase.evolution, "generation", "breed and cross-validate one generation of candidates")
 MIN_GENERATION_S = 2.0
 FIRST_LOOK_STARTUP_S = 2.0
 """A candidate's fixed cost (interpreter, imports, sandbox), which a sample does not shrink."""
@@ -51,10 +53,24 @@ class EvolutionNode(PhaseNode):
         if evolution.best_candidate_key is None:
             return self.fail(ctx, "no_candidate", "evolution has no valid candidate to submit")
         if evolution.stop_reason is None:
+
+            async def generation() -> bool:
+                try:
+                    await self._generation(ctx)
+                except AgentFailed:
+                    raise
+                except Exception as exc:  # the step's boundary: its strategy decides, not a traceback
+                    raise StepError("generation_failed", f"{type(exc).__name__}: {exc}") from exc
+                return True
+
             try:
-                await self._generation(ctx)
+                ran = await run_step(state, deps, GENERATION, generation, can_ignore=True)
             except AgentFailed as exc:
                 return self.fail(ctx, "agent_failed", str(exc))
+            except StepError as failed:
+                return self.fail(ctx, failed.reason, failed.detail)
+            if ran is None:  # ignored: the search stops with what it has, and Submission follows
+                evolution.stop_reason = "generation_failed"
             if evolution.stop_reason in (None, "converged"):  # a generation ran: checkpoint it first
                 return EvolutionNode()
         # The search is over: this last step blends its best.

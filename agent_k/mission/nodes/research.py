@@ -10,15 +10,18 @@ import pandas as pd
 from pydantic_graph import End
 
 from agent_k._blocking import run_blocking
+from agent_k.competition.research import ResearchFindings
 from agent_k.events.models import ResearchFinding
 from agent_k.mission.agents import AgentFailed, ResearchPlan, scientist_plan
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.prototype import PrototypeNode
 from agent_k.mission.phases import Phase
+from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import MissionResult
 from agent_k.ml.profiling import profile
 from agent_k.ml.tables import write_tables
 
+PROFILE = Step(Phase.research, "profile", "read the competition's files and profile them for modelling")
 TABLES_MIN_ROWS = 10_000
 """Below this a CSV parses in milliseconds: the Parquet copy would only cost the time to write it."""
 
@@ -32,15 +35,26 @@ class ResearchNode(PhaseNode):
         state = ctx.state
         assert state.selected_competition is not None and state.data_dir is not None
         data_dir = Path(state.data_dir)
+        competition = state.selected_competition
+
+        async def profile_data() -> tuple[ResearchFindings, str | None]:
+            try:
+                train = await asyncio.to_thread(pd.read_csv, data_dir / "train.csv")
+                test = await asyncio.to_thread(pd.read_csv, data_dir / "test.csv")
+                findings = await run_blocking(profile, competition, train, test)
+                unwritten = None
+                if len(train) >= TABLES_MIN_ROWS:
+                    unwritten = await run_blocking(write_tables, {"train.csv": train, "test.csv": test}, data_dir)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise StepError("research_failed", f"cannot profile the data: {exc}") from exc
+            return findings, unwritten
+
         try:
-            train = await asyncio.to_thread(pd.read_csv, data_dir / "train.csv")
-            test = await asyncio.to_thread(pd.read_csv, data_dir / "test.csv")
-            findings = await run_blocking(profile, state.selected_competition, train, test)
-            unwritten = None
-            if len(train) >= TABLES_MIN_ROWS:
-                unwritten = await run_blocking(write_tables, {"train.csv": train, "test.csv": test}, data_dir)
-        except (OSError, ValueError, KeyError) as exc:
-            return self.fail(ctx, "research_failed", f"cannot profile the data: {exc}")
+            profiled = await run_step(state, ctx.deps, PROFILE, profile_data)
+        except StepError as failed:
+            return self.fail(ctx, failed.reason, failed.detail)
+        assert profiled is not None  # a profile cannot be ignored: nothing follows without one
+        findings, unwritten = profiled
         state.research_findings = findings
         try:
             plan = await scientist_plan(state, ctx.deps)

@@ -7,6 +7,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pandas as pd
 from pydantic_graph import End
 
@@ -17,9 +18,10 @@ from agent_k.events.models import Log, SubmissionCreated, SubmissionScored
 from agent_k.mission.candidates import candidate_dir
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.phases import Phase
+from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import MissionResult
 from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, read_regular
-from agent_k.platforms.base import LeaderboardIncomplete, Submission, SubmissionStatus
+from agent_k.platforms.base import LeaderboardIncomplete, PlatformError, Submission, SubmissionStatus
 from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submissions import (
     QuotaExhausted,
@@ -30,6 +32,7 @@ from agent_k.platforms.submissions import (
     wait_for_score,
 )
 
+UPLOAD = Step(Phase.submission, "upload", "submit the validated file exactly once and get it scored")
 FILE_BYTES = MAX_FILE_MB * 2**20
 SCORE_WAIT_SHARE = 0.06
 """Scoring may be waited for until 106% of the budget (the contract allows 110%)."""
@@ -59,11 +62,21 @@ class SubmissionNode(PhaseNode):
         except InvalidSubmission as exc:
             return self.fail(ctx, "invalid_submission", str(exc))
 
+        async def upload() -> tuple[Submission, bool]:
+            try:
+                return await self._submit_once(ctx, competition, submission_file, key)
+            except (PlatformError, httpx.HTTPError) as exc:
+                raise StepError("submission_failed", f"{deps.platform.name}: {exc}") from exc
+
         try:
-            submitted, adopted = await self._submit_once(ctx, competition, submission_file, key)
+            uploaded = await run_step(state, deps, UPLOAD, upload)
         except QuotaExhausted as exc:
             detail = f"{exc}; the file is ready at {submission_file}; then: agent-k resume {state.mission_id}"
             return self.fail(ctx, "submission_quota_exhausted", detail)
+        except StepError as failed:
+            return self.fail(ctx, failed.reason, failed.detail)
+        assert uploaded is not None  # an upload cannot be ignored
+        submitted, adopted = uploaded
         state.final_submission_id = submitted.id
         await self.emit(ctx, SubmissionCreated(submission_id=submitted.id, idempotency_key=key, adopted=adopted))
 
