@@ -17,6 +17,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from agent_k.config import Settings
+from agent_k.mission.contract import PhaseContract
+from agent_k.mission.nodes import PhaseNode
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
@@ -165,3 +167,21 @@ def run_cli(*args: str, timeout: float = 300, env: dict[str, str] | None = None)
         check=False,
     )
     return CliResult(completed.returncode, completed.stdout, completed.stderr)
+
+
+def contract_for(*nodes: type[PhaseNode]) -> PhaseContract:
+    """A phase contract declaring exactly the transitions of these stand-in nodes (the first is the entry), with
+    the mission's budget shares: what a test graph of its own phases runs under."""
+    from agent_k.mission.contract import MISSION_CONTRACT, PhaseSpec
+    from agent_k.mission.graph import END, successors
+
+    phase_of = {node.get_node_id(): node.phase.value for node in nodes}
+    specs = tuple(
+        PhaseSpec(
+            name=node.phase.value,
+            next=tuple("end" if s == END else phase_of[s] for s in sorted(successors(node))),
+            deadline=MISSION_CONTRACT.phase(node.phase.value).deadline,
+        )
+        for node in nodes
+    )
+    return PhaseContract(initial=nodes[0].phase.value, phases=specs)

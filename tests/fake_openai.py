@@ -45,7 +45,7 @@ def _completion(body: dict[str, Any]) -> dict[str, Any]:
     tools = {tool["function"]["name"] for tool in body.get("tools", [])}
     output = next(name for name in tools if name.startswith("final_result"))
     results = {m["tool_call_id"]: m["content"] for m in body["messages"] if m["role"] == "tool"}
-    if "column_summaries" in tools:
+    if "target_stats" in tools:  # the Scientist's (Research) tools
         if "call_columns" not in results:
             return _calls(("call_columns", "column_summaries", {}))
         plan = {"findings": ["scripted"], "model_families": ["lightgbm", "linear"], "drop_columns": []}
@@ -53,7 +53,7 @@ def _completion(body: dict[str, Any]) -> dict[str, Any]:
     if "candidates_so_far" in tools:
         if "call_candidates" not in results:
             return _calls(("call_candidates", "candidates_so_far", {"limit": 3}))
-        best = json.loads(results["call_candidates"])[0]["key"]
+        best = json.loads(results["call_candidates"])["candidates"][0]["key"]
         proposal = {"kind": "recipe", "parent": best, "recipe": {"family": "linear", "params": {"C": 0.5}}}
         return _calls(("call_proposals", output, {"proposals": [proposal]}))
     return _calls(("call_out", output, {}))

@@ -23,7 +23,15 @@ from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import run_cli
 
-RESEARCH_TOOLS = {"column_summaries", "target_stats", "leakage_checks", "drift", "validation_scheme", "mission_status"}
+RESEARCH_TOOLS = {
+    "column_summaries",
+    "column_details",
+    "target_stats",
+    "leakage_checks",
+    "drift",
+    "validation_scheme",
+    "mission_status",
+}
 
 
 @pytest.fixture
@@ -52,7 +60,7 @@ def _phase(info: AgentInfo) -> str:
     return next(phase for phase, tool in PHASE_TOOL.items() if tool in tools)
 
 
-PHASE_TOOL = {"discovery": "inspect_competition", "research": "column_summaries", "evolution": "candidates_so_far"}
+PHASE_TOOL = {"discovery": "inspect_competition", "research": "target_stats", "evolution": "candidates_so_far"}
 
 
 def _returns(messages: list[ModelMessage]) -> dict[str, ToolReturnPart]:
@@ -78,7 +86,7 @@ def test_the_scientist_plans_research_through_its_own_tools(sqlite_store: tuple[
             calls = ["column_summaries", "leakage_checks", "list_competitions"]  # the last is Discovery's
             return ModelResponse(parts=[ToolCallPart(name, {}, tool_call_id=f"c{i}") for i, name in enumerate(calls)])
         seen["refusal"] = returns["list_competitions"].content
-        columns = [column["name"] for column in returns["column_summaries"].content]  # type: ignore[union-attr]
+        columns = [line.split(":")[0] for line in returns["column_summaries"].content]  # type: ignore[union-attr]
         seen["dropped"] = columns[-1]
         plan = {"findings": ["three species"], "model_families": ["linear", "lightgbm"], "drop_columns": [columns[-1]]}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, plan, tool_call_id="out")])
@@ -95,6 +103,8 @@ def test_the_scientist_plans_research_through_its_own_tools(sqlite_store: tuple[
             "type": "tool.narrowed",
             "tool": "list_competitions",
             "reason": "'list_competitions' is a discovery tool; it is not available in research",
+            "code": "wrong_phase",
+            "shadow": False,
         }
     ]
     row = store.get_mission("agentic")
@@ -185,9 +195,9 @@ def test_the_evolvers_code_edit_is_measured_by_our_cv_not_by_its_claims(sqlite_s
         returns = _returns(messages)
         if "candidates_so_far" not in returns:
             return ModelResponse(parts=[ToolCallPart("candidates_so_far", {"limit": 3})])
-        best = returns["candidates_so_far"].content[0]["key"]  # type: ignore[index]
-        if "read_solution" not in returns:
-            return ModelResponse(parts=[ToolCallPart("read_solution", {"candidate_key": best})])
+        best = returns["candidates_so_far"].content["candidates"][0]["key"]  # type: ignore[index]
+        if "candidate_details" not in returns:
+            return ModelResponse(parts=[ToolCallPart("candidate_details", {"candidate_key": best})])
         edit = {"find": "SEED = 42", "replace": "SEED = 7"}
         proposals = [
             {"kind": "script", "parent": best, "edits": [edit], "rationale": "reseeded: this scores 0.9999"},

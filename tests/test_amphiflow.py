@@ -24,8 +24,7 @@ from agent_k.mission.launch import MissionSpec
 from agent_k.mission.phases import Mode
 from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import MissionResult
-from agent_k.platforms.local import LocalPlatform
-from agent_k.platforms.local import materialise
+from agent_k.platforms.local import LocalPlatform, materialise
 from agent_k.store.repository import Store
 
 COMPETITION = "lab-export"

@@ -27,6 +27,7 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import BudgetLedger, MissionResult, MissionState
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
+from tests.conftest import contract_for
 
 
 def test_the_budget_clock_carries_time_across_processes() -> None:
@@ -95,7 +96,9 @@ class SlowEntry(PhaseNode):
 
 
 def test_a_step_that_overruns_the_budget_is_stopped(settings: Settings, store: Store) -> None:
-    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), phases=(SlowEntry,))
+    runner = MissionRunner(
+        settings, store, LocalPlatform(settings.competitions_dir), phases=(SlowEntry,), contract=contract_for(SlowEntry)
+    )
     runner.create(MissionSpec(mission_id="slow", criteria=Criteria(), time_budget=2))
     result = asyncio.run(runner.run("slow"))
     assert result.error == "budget_exceeded"
@@ -123,7 +126,9 @@ def test_a_locked_database_stalls_neither_the_event_loop_nor_the_hard_stop(home:
     database = tmp_path / "locked.db"
     settings = Settings(home=home, database_url=f"sqlite:///{database}", workers=1, lease_ttl=1.5)  # beat: 0.5 s
     store = Store.open(settings.resolved_database_url)
-    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), phases=(SlowEntry,))
+    runner = MissionRunner(
+        settings, store, LocalPlatform(settings.competitions_dir), phases=(SlowEntry,), contract=contract_for(SlowEntry)
+    )
     runner.create(MissionSpec(mission_id="locked", criteria=Criteria(), time_budget=1.5))
     renewals: list[float] = []
     renew = store.renew_lease

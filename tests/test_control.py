@@ -26,7 +26,7 @@ from agent_k.mission.state import MissionResult
 from agent_k.ml.sandbox import Job, Limits, run_sandboxed
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
-from tests.conftest import processes_with, run_cli, wait_until_gone
+from tests.conftest import contract_for, processes_with, run_cli, wait_until_gone
 
 SLEEPER_TOKEN = f"sleeper-{uuid.uuid4().hex}"
 
@@ -62,7 +62,9 @@ PHASES = (SleepyEvolution, StandInSubmission)
 
 
 def _runner(settings: Settings, store: Store) -> MissionRunner:
-    return MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), phases=PHASES)
+    return MissionRunner(
+        settings, store, LocalPlatform(settings.competitions_dir), phases=PHASES, contract=contract_for(*PHASES)
+    )
 
 
 def _create(

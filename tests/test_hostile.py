@@ -343,7 +343,7 @@ def _hostile_evolver(source: str) -> FunctionModel:
         ]
         if not returned:
             return ModelResponse(parts=[ToolCallPart("candidates_so_far", {"limit": 1})])
-        parent = returned[-1][0]["key"]  # type: ignore[index]
+        parent = returned[-1]["candidates"][0]["key"]  # type: ignore[index]
         proposal = {"kind": "script", "parent": parent, "source": source, "rationale": "a better model"}
         return ModelResponse(parts=[ToolCallPart(output, {"proposals": [proposal]})])
 

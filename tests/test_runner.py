@@ -27,6 +27,7 @@ from agent_k.ml.recipes import ModelFamily, Recipe, Solution
 from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
+from tests.conftest import contract_for
 
 
 def _runner(settings: Settings, store: Store, **kwargs: object) -> MissionRunner:
@@ -119,7 +120,7 @@ class FlakyEntry(PhaseNode):
 
 
 def test_a_node_that_raises_fails_the_step_and_resume_reruns_it(settings: Settings, store: Store) -> None:
-    runner = _runner(settings, store, phases=(FlakyEntry,))
+    runner = _runner(settings, store, phases=(FlakyEntry,), contract=contract_for(FlakyEntry))
     runner.create(MissionSpec(mission_id="flaky", criteria=Criteria(), time_budget=10))
     first = asyncio.run(runner.run("flaky"))
     assert not first.success and first.error == "node_error" and "disk hiccup" in (first.detail or "")
@@ -127,7 +128,7 @@ def test_a_node_that_raises_fails_the_step_and_resume_reruns_it(settings: Settin
     assert step.status == "failed" and "disk hiccup" in (step.error or "")
 
     (settings.home / "healthy").touch()
-    second = asyncio.run(_runner(settings, store, phases=(FlakyEntry,)).run("flaky"))
+    second = asyncio.run(_runner(settings, store, phases=(FlakyEntry,), contract=contract_for(FlakyEntry)).run("flaky"))
     assert second.success
     assert [(s.node_kind, s.status) for s in store.snapshots("flaky")] == [
         ("FlakyEntry", "failed"),
@@ -138,7 +139,7 @@ def test_a_node_that_raises_fails_the_step_and_resume_reruns_it(settings: Settin
 
 
 def test_a_live_lease_blocks_a_second_runner(settings: Settings, store: Store) -> None:
-    runner = _runner(settings, store, phases=(FlakyEntry,))
+    runner = _runner(settings, store, phases=(FlakyEntry,), contract=contract_for(FlakyEntry))
     runner.create(MissionSpec(mission_id="leased", criteria=Criteria(), time_budget=10), queue=True)
     assert store.acquire_lease("leased", "otherhost:1:abc", ttl=60)
     with pytest.raises(MissionError, match="is running under otherhost:1:abc"):

@@ -5,13 +5,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from agent_k.mission.contract import MISSION_CONTRACT
+from agent_k.mission.contract import MISSION_CONTRACT, PhaseContract
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import BudgetLedger
 
-PHASE_DEADLINES: dict[Phase, float] = {Phase(p.name): p.deadline for p in MISSION_CONTRACT.phases}
-"""Fraction of the total budget by which each phase must end (the contract's). Time a phase leaves unused flows
-on to the next; the last 12% is Submission's reserve."""
+
+def deadlines(contract: PhaseContract) -> dict[Phase, float]:
+    """Fraction of the total budget by which each phase must end, as the contract declares. Time a phase leaves
+    unused flows on to the next; in the mission's contract the last 12% is Submission's reserve."""
+    return {Phase(p.name): p.deadline for p in contract.phases}
+
 
 WARNING_FRACTION = 0.8
 HARD_LIMIT_FRACTION = 1.08
@@ -23,6 +26,7 @@ class BudgetClock:
     """Elapsed time = what the ledger has recorded (earlier steps, earlier processes) + the current step."""
 
     ledger: BudgetLedger
+    deadlines: dict[Phase, float] = field(default_factory=lambda: deadlines(MISSION_CONTRACT))
     _step_started: float = field(default_factory=time.monotonic)
     _step_phase: Phase | None = None
 
@@ -47,7 +51,7 @@ class BudgetClock:
         return self.ledger.elapsed_s + running
 
     def deadline(self, phase: Phase) -> float:
-        return self.total_s * PHASE_DEADLINES[phase]
+        return self.total_s * self.deadlines[phase]
 
     def remaining(self, phase: Phase) -> float:
         return max(0.0, self.deadline(phase) - self.elapsed())

@@ -22,7 +22,7 @@ from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.events.models import Event, Log, MissionStarted
 from agent_k.mission import lifecycle
-from agent_k.mission.budget import BudgetClock
+from agent_k.mission.budget import BudgetClock, deadlines
 from agent_k.mission.context import GraphContext
 from agent_k.mission.contract import MISSION_CONTRACT, PhaseContract, analyse
 from agent_k.mission.control import MissionError, MissionNotFound, check_resumable
@@ -186,7 +186,7 @@ class MissionRunner:
             emitter.subscribe(self.on_event)
         mission_dir = self.settings.missions_dir / state.mission_id
         mission_dir.mkdir(parents=True, exist_ok=True)
-        clock = BudgetClock(state.budget)
+        clock = BudgetClock(state.budget, deadlines(self.contract))
         started = MissionStarted(
             competition=state.criteria.competition,
             mode=state.mode.value,

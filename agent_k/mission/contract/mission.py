@@ -12,7 +12,7 @@ from agent_k.mission.contract.model import (
     ToolSpec,
 )
 
-REPAIR_PHASES = ("research", "prototype", "submission")
+REPAIR_PHASES = ("prototype", "submission")
 """Phases whose failed steps the repair agent can take on (amphiflow, or auto with a model)."""
 
 MISSION_CONTRACT = PhaseContract(
