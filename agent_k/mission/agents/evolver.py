@@ -7,7 +7,7 @@ score: fitness is whatever our cross-validation measures.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent, ModelRetry, RunContext
@@ -43,7 +43,15 @@ class EvolverProposal(BaseModel):
 
 
 class EvolverAnswer(BaseModel):
-    proposals: list[EvolverProposal] = Field(min_length=1, max_length=4)
+    proposals: list[EvolverProposal] = Field(default_factory=list, max_length=4)
+    finished: bool = Field(default=False, description="true: the search is done, go on to Submission (no proposals)")
+
+
+def answer_outcomes(arguments: dict[str, Any]) -> set[str]:
+    """The phase outcomes an answer asks for: proposals keep the search going; `finished` ends it."""
+    return ({"evolution"} if arguments.get("proposals") else set()) | (
+        {"submission"} if arguments.get("finished") else set()
+    )
 
 
 def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
@@ -51,6 +59,8 @@ def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
 
     @agent.output_validator
     async def _applicable(ctx: RunContext[AgentDeps], answer: EvolverAnswer) -> EvolverAnswer:
+        if not answer.proposals and not answer.finished:
+            raise ModelRetry("propose at least one candidate, or answer finished=true to end the search")
         candidates = await archive(ctx.deps.mission, ctx.deps.state)
         refused = scripts_refused(ctx.deps.state, ctx.deps.mission)
         for i, proposal in enumerate(answer.proposals):
@@ -85,11 +95,15 @@ async def evolver_proposals(
     async def ask(deps: AgentDeps) -> AgentRunResult[EvolverAnswer]:
         assert deps.mission.model is not None
         evolver = build_evolver(deps.mission.model)
+        deps.outcomes = answer_outcomes
         return await evolver.run("Propose the next candidates.", deps=deps, usage_limits=usage_limits(deps))
 
     answer = await run_agent(state, mission, Phase.evolution, ask)
     if answer is None:
         return proposals
+    if answer.finished:
+        state.evolution_state.stop_reason = "evolver_finished"
+        return []
     candidates = await archive(mission, state)
     own: dict[str, Proposal] = {}  # by key: the same proposal twice is evaluated once
     for proposal in answer.proposals:
@@ -132,7 +146,8 @@ def _instructions(ctx: RunContext[AgentDeps]) -> str:
         f"{'higher' if competition and competition.maximize else 'lower'} is better). "
         f"Best cross-validated score so far: {evolution.best_score}. "
         f"Study the candidates with your tools and propose up to four new ones: {_kinds(ctx)} Every proposal is "
-        "cross-validated by the mission itself; scores you state are ignored."
+        "cross-validated by the mission itself; scores you state are ignored. When nothing is left worth trying, "
+        "answer finished=true and no proposals instead."
     )
 
 

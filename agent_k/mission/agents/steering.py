@@ -42,10 +42,10 @@ class Steering(AbstractCapability[AgentDeps]):
         budget, phase = deps.mission.budget, deps.phase
         allowance = budget.allowance(phase)
         used = budget.used_in_phase(phase) / allowance if allowance > 0 else 1.0
+        if used >= WARNING_FRACTION:
+            await _nudge(ctx, "finish", FINISH_NUDGE.format(used=min(used, 1.0)))
         if used >= VALIDATE_FRACTION:
             await _nudge(ctx, "validate", VALIDATE_NUDGE)
-        elif used >= WARNING_FRACTION:
-            await _nudge(ctx, "finish", FINISH_NUDGE.format(used=used))
         return request_context
 
     async def after_model_request(

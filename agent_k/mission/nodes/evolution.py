@@ -115,7 +115,7 @@ class EvolutionNode(PhaseNode):
         )
         proposals = await evolver_proposals(state, deps, proposals, feature_drops(state), batch)
         if not proposals:
-            evolution.stop_reason = "search_space_exhausted"
+            evolution.stop_reason = evolution.stop_reason or "search_space_exhausted"
             return
         # One slow candidate may not eat the generation's whole window (forests on big data can).
         cap = max(MIN_CANDIDATE_TIMEOUT_S, CANDIDATE_SHARE * deps.budget.allowance(self.phase))
