@@ -12,8 +12,14 @@ window.AgentK = window.AgentK || {};
     "phase.completed", "phase.failed", "phase.fallback", "budget.warning", "competition.selected",
     "research.finding", "candidate.evaluated", "evolution.generation", "evolution.ensemble",
     "approval.requested", "approval.granted", "approval.rejected", "submission.created", "submission.scored",
-    "tool.narrowed", "log",
+    "tool.narrowed", "transition.blocked", "phase.transition", "exploration.saturation", "agent.nudged",
+    "step.failed", "phase.repair.started", "phase.repair.succeeded", "phase.repair.failed", "log",
   ];
+  /* Moments marked on a phase's lane in the timeline. */
+  const TICKS = new Set([
+    "budget.warning", "phase.fallback", "step.failed", "phase.repair.started", "phase.repair.succeeded",
+    "phase.repair.failed", "agent.nudged", "transition.blocked", "phase.transition",
+  ]);
   const ACTIONS = {
     cancel: new Set(["queued", "running", "awaiting_approval"]),
     resume: new Set(["failed", "cancelled"]),
@@ -90,8 +96,6 @@ window.AgentK = window.AgentK || {};
           }
           break;
         }
-        case "budget.warning":
-        case "phase.fallback": this.ticks.push({ phase, at: ts, kind: event.type }); break;
         case "research.finding": this.findings.push(d); break;
         case "candidate.evaluated":
           this.candidates.push({ ...d, index: this.candidates.length + 1 });
@@ -100,6 +104,7 @@ window.AgentK = window.AgentK || {};
         case "evolution.ensemble": this.ensemble = d; break;
         case "submission.scored": this.result = { ...(this.result || {}), ...d }; break;
       }
+      if (TICKS.has(event.type)) this.ticks.push({ phase, at: ts, kind: event.type });
       if (TERMINAL.has(event.type)) {
         this.ended = true;
         for (const segment of this.segments) if (segment.end === null) { segment.end = ts; segment.outcome = "stopped"; }
@@ -263,7 +268,7 @@ window.AgentK = window.AgentK || {};
           }));
         }
         for (const tick of m.ticks.filter((t) => t.phase === phase)) {
-          lane.append(node("div", { class: `tick ${tick.kind.replace(".", "-")}`, style: `left:${pct((tick.at - m.start) / 1000)}`, title: tick.kind }));
+          lane.append(node("div", { class: `tick ${tick.kind.replaceAll(".", "-")}`, style: `left:${pct((tick.at - m.start) / 1000)}`, title: tick.kind }));
         }
         return node("div", { class: "row" }, node("span", { class: "label", text: phase }), lane);
       });
@@ -327,7 +332,7 @@ window.AgentK = window.AgentK || {};
       this.logged = this.mission.events.length;
       for (const e of fresh) {
         if (!this.types.has(e.type)) { this.types.add(e.type); this.filter.append(node("option", { value: e.type, text: e.type })); }
-        const text = e.data.message || e.data.recipe || e.data.reason || "";
+        const text = e.data.message || e.data.recipe || e.data.reason || e.data.error || "";
         const item = node("li", { "data-type": e.type, "data-seq": String(e.seq) },
           node("span", { class: "seq", text: String(e.seq) }), node("span", { class: "type", text: e.type }),
           node("span", { class: "phase", text: e.phase || "" }), node("span", { class: "text", text }));
