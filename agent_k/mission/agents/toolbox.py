@@ -1,7 +1,8 @@
-"""The tools agents may use, each scoped to its phases (`PhaseTools`).
+"""The tools agents may use; where each may be used, and why it is removed elsewhere, is the phase contract's
+(`agent_k.mission.contract`).
 
 They read what the workflow measured (the profile, the platform's catalogue), so agent and workflow modes
-reason from the same facts.
+reason from the same facts, and they give summaries first, details per item on request.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def findings_of(ctx: RunContext[AgentDeps]) -> ResearchFindings:
 
 
 def mission_tools() -> PhaseTools:
-    """Every tool of every phase; each agent gets them all, narrowed to its phase before each request."""
+    """Every tool of every phase; each agent gets them all, narrowed by the contract before each request."""
     tools = PhaseTools()
 
     @tools.tool
