@@ -27,7 +27,7 @@ pytest_plugins = ["tests.browser"]  # the `browser` fixture of the dashboard's t
 POSTGRES_ENV = "AGENT_K_TEST_POSTGRES_URL"
 REQUIRE_TOOLS_ENV = "AGENT_K_TEST_REQUIRE_TOOLS"
 """CI sets it: a test whose system tool (bwrap, chromium) is missing fails there instead of skipping."""
-CACHED_COMPETITIONS = ("penguins", "wine", "titanic", "diabetes")
+CACHED_COMPETITIONS = ("penguins", "wine", "titanic", "diabetes", "digits")
 AGENT_K = str(Path(sys.executable).parent / "agent-k")
 
 

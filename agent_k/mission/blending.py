@@ -54,15 +54,20 @@ def blend_pool(candidates: list[ArchivedCandidate], state: MissionState) -> list
     return pool
 
 
-def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState) -> float:
-    """Time to keep for the final blend: one fit on all rows for each likely member. (If the time left is
-    short anyway, the blend leaves out its costliest members until it fits.)"""
+def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, available_s: float) -> float:
+    """Time to keep, of `available_s`, for the final blend: one fit on all rows for each likely member, or for
+    its two cheapest when that is all that fits (the blend leaves out its costliest members until it fits).
+    Nothing is kept for a blend that could not run in the time anyway: the search may use it."""
     assert state.research_findings is not None
     folds = state.research_findings.cv.n_folds
     pool = blend_pool(candidates, state)[:MAX_MEMBERS]
     if len(pool) < 2:
         return 0.0
-    return STARTUP_S + sum((c.runtime_s or 0.0) / (folds + 1) for c in pool)
+    costs = sorted((c.runtime_s or 0.0) / (folds + 1) for c in pool)
+    for reserve in (STARTUP_S + sum(costs), STARTUP_S + sum(costs[:2])):
+        if reserve <= available_s:
+            return reserve
+    return 0.0
 
 
 async def final_blend(
@@ -84,19 +89,7 @@ async def final_blend(
         # takes seconds, which a blend that cannot be fitted in time would spend for nothing.
         reason = f"no time left to fit a blend ({timeout_s:.0f} s)" if len(cheapest) == 2 else "fewer than 2 candidates"
         return _outcome(None, evolution.best_score, kept=False, reason=reason)
-    data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
-    oofs: dict[str, OutOfFold] = {}
-    cap = MAX_FILE_MB * 2**20
-
-    def parse(buffer: IO[bytes]) -> OutOfFold:
-        return read_oof(data, buffer)
-
-    for candidate in pool:
-        try:
-            oofs[candidate.key] = await parse_output(candidate.folder / "oof.csv", parse, max_bytes=cap)
-        except (InvalidSubmission, UntrustedOutput):
-            continue  # its files are gone (e.g. a cleaned-up folder): blend the others
-
+    data, oofs = await _out_of_fold(state, pool)
     best_single = evolution.best_score
     reason = "no blend beats the best single candidate"
     while True:
@@ -136,6 +129,35 @@ async def final_blend(
         return _outcome(blend, best_single, kept=False, reason="the blend failed to fit")
     evolution.best_candidate_key, evolution.best_score = done.key, blend.cv_mean
     return _outcome(blend, best_single, kept=True, reason="improves CV")
+
+
+async def blend_helps(state: MissionState, candidates: list[ArchivedCandidate]) -> bool:
+    """Whether any blend of the pool beats the best single candidate in CV (the final step's own selection)."""
+    assert state.selected_competition is not None
+    data, oofs = await _out_of_fold(state, blend_pool(candidates, state))
+    blend = await run_blocking(select_blend, data, oofs)
+    best = state.evolution_state.best_score
+    return blend is not None and improved(blend.cv_mean, best, state.selected_competition)
+
+
+async def _out_of_fold(
+    state: MissionState, pool: list[ArchivedCandidate]
+) -> tuple[CompetitionData, dict[str, OutOfFold]]:
+    """The competition's data and each pool member's out-of-fold predictions (read as untrusted files)."""
+    assert state.selected_competition is not None and state.data_dir is not None
+    data = await asyncio.to_thread(CompetitionData.load, state.selected_competition, Path(state.data_dir))
+    oofs: dict[str, OutOfFold] = {}
+    cap = MAX_FILE_MB * 2**20
+
+    def parse(buffer: IO[bytes]) -> OutOfFold:
+        return read_oof(data, buffer)
+
+    for candidate in pool:
+        try:
+            oofs[candidate.key] = await parse_output(candidate.folder / "oof.csv", parse, max_bytes=cap)
+        except (InvalidSubmission, UntrustedOutput):
+            continue  # its files are gone (e.g. a cleaned-up folder): blend the others
+    return data, oofs
 
 
 def _write_oof(blend: Blend, id_column: str, path: Path) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_k import tracing
@@ -37,6 +37,8 @@ SAMPLE_MIN_RUNTIME_S = 6.0
 """From this many training rows, and when a full evaluation typically takes this long, a generation is first
 scored on a sample (successive halving). Below either, full CV is cheap enough, and a sample would only favour
 the models that do well on little data (linear ones) over those that win on all of it."""
+MIN_START_S = 1.0
+"""A candidate is not started with less than this left before its generation's deadline (it could not finish)."""
 SAMPLE_SHARE = 0.125
 SAMPLE_MIN_ROWS = 5_000
 
@@ -260,17 +262,28 @@ async def evaluate_proposals(
     sampled = [p for p in fresh if isinstance(p.recipe, Recipe)] if rows and len(fresh) > 1 else []
     fidelity = min(1.0, (rows or 0) / max(1, findings.n_train))
     started = time.monotonic()
+    deadline = started + timeout_s
 
-    async def first_look(proposal: Proposal) -> tuple[Proposal, Evaluation]:
+    def bounded() -> Limits | None:
+        """The limits for a candidate starting now: it ends by the generation's deadline, however late it starts
+        (a queued one would otherwise get a whole timeout of its own); None when too little is left to start."""
+        left = deadline - time.monotonic()
+        return replace(limits, timeout_s=min(limits.timeout_s, left)) if left >= MIN_START_S else None
+
+    async def first_look(proposal: Proposal) -> tuple[Proposal, Evaluation | None]:
         async with semaphore:
+            if (now := bounded()) is None:
+                return proposal, None
             workdir = candidate_dir(ctx.mission_dir, proposal.recipe.key)
             summary = proposal.recipe.summary()[:200]
             with tracing.span("candidate", ctx.phase_span, key=proposal.recipe.key, recipe=summary, rows=rows or 0):
                 return proposal, await ctx.evaluator.evaluate(
-                    proposal.recipe, data, findings.cv, workdir, limits, rows=rows
+                    proposal.recipe, data, findings.cv, workdir, now, rows=rows
                 )
 
-    looks = {p.recipe.key: (p, e) for p, e in await asyncio.gather(*(first_look(p) for p in sampled))}
+    gathered = await asyncio.gather(*(first_look(p) for p in sampled))
+    unstarted = {p.recipe.key for p, e in gathered if e is None}
+    looks = {p.recipe.key: (p, e) for p, e in gathered if e is not None}
     scored = [(p, e) for p, e in looks.values() if e.status == CandidateStatus.succeeded and e.cv_mean is not None]
     scored.sort(key=lambda pe: pe[1].cv_mean or 0.0, reverse=competition.maximize)
     left = timeout_s - (time.monotonic() - started)
@@ -278,10 +291,12 @@ async def evaluate_proposals(
     promoted = {p.recipe.key for p, e in better_half if e.runtime_s / max(fidelity, 1e-3) <= left}
     bar = better_half[-1][1].cv_mean if better_half else None
 
-    async def one(proposal: Proposal) -> ArchivedCandidate:
+    async def one(proposal: Proposal) -> ArchivedCandidate | None:
         recipe = proposal.recipe
         if recipe.key in known:
             return known[recipe.key]
+        if recipe.key in unstarted:
+            return None
         look = looks.get(recipe.key)
         if look is not None and recipe.key not in promoted:
             result, status, share = look[1], CandidateStatus.failed, fidelity
@@ -293,9 +308,11 @@ async def evaluate_proposals(
         else:
             workdir = candidate_dir(ctx.mission_dir, recipe.key)
             async with semaphore:
+                if (now := bounded()) is None:
+                    return None
                 with tracing.span("candidate", ctx.phase_span, key=recipe.key, recipe=recipe.summary()[:200]):
                     result, status = await screen_then_evaluate(
-                        ctx.evaluator, recipe, data, findings.cv, workdir, limits, None if look else screen
+                        ctx.evaluator, recipe, data, findings.cv, workdir, now, None if look else screen
                     )
             share = 1.0
             if look is not None:
@@ -312,7 +329,7 @@ async def evaluate_proposals(
             fidelity=share,
         )
 
-    return list(await asyncio.gather(*(one(p) for p in proposals)))
+    return [c for c in await asyncio.gather(*(one(p) for p in proposals)) if c is not None]
 
 
 async def screen_then_evaluate(

@@ -16,6 +16,7 @@ from pydantic_ai import ModelRetry, RunContext
 from agent_k.mission.agents.deps import AgentDeps
 from agent_k.mission.candidates import ArchivedCandidate, evaluate_proposals
 from agent_k.mission.phases import Phase
+from agent_k.mission.recovery import StepError
 from agent_k.ml.recipes import Script
 from agent_k.ml.search import Proposal
 
@@ -53,18 +54,22 @@ def register_repair_tools(tools: PhaseTools) -> None:
         """Cross-validate a complete solution.py (`python solution.py --data DIR --out FILE`: train on
         DIR/train.csv, write predictions for every id of DIR/test.csv in the submission format). Our harness
         scores it; the result says its CV score, or why it failed."""
-        candidate = await evaluate_script(ctx.deps, source)
+        try:
+            candidate = await evaluate_script(ctx.deps, source)
+        except StepError as exc:
+            return {"status": "failed", "error": exc.detail}
         return {"key": candidate.key, "status": candidate.status, "cv": candidate.cv, "error": candidate.error}
 
 
 async def evaluate_script(deps: AgentDeps, source: str) -> ArchivedCandidate:
-    """Evaluate a repair's script as a Prototype candidate (idempotent: the same source is evaluated once)."""
+    """Evaluate a repair's script as a Prototype candidate (idempotent: the same source is evaluated once).
+    Raises `StepError` when no time is left to."""
     mission, state = deps.mission, deps.state
     goal = deps.repair
     note = f"repair of {goal.step.name}" if goal else "repair"
     # Like the workflow's baseline, a repaired one may use the time up to the end of Evolution's window.
     window = Phase.evolution if deps.phase is Phase.prototype else deps.phase
-    (candidate,) = await evaluate_proposals(
+    evaluated = await evaluate_proposals(
         mission,
         state,
         [Proposal(Script(source=source, note=note), ())],
@@ -73,7 +78,9 @@ async def evaluate_script(deps: AgentDeps, source: str) -> ArchivedCandidate:
         timeout_s=max(1.0, mission.budget.remaining(window)),
         parallel=1,
     )
-    return candidate
+    if not evaluated:
+        raise StepError("repair_failed", "no time was left to cross-validate the repair")
+    return evaluated[0]
 
 
 def _head(path: Path, lines: int) -> list[str]:

@@ -14,7 +14,7 @@ from pydantic_graph import End
 
 from agent_k.events.models import EvolutionGeneration, Log
 from agent_k.mission.agents import AgentFailed, evolver_proposals
-from agent_k.mission.blending import blend_reserve_s, final_blend
+from agent_k.mission.blending import blend_helps, blend_reserve_s, final_blend
 from agent_k.mission.candidates import (
     archive,
     best_single,
@@ -92,10 +92,20 @@ class EvolutionNode(PhaseNode):
         history = [c for c in await archive(deps, state) if c.generation < generation]
         runtimes = [c.runtime_s for c in history if c.succeeded and c.runtime_s]
         typical = statistics.median(runtimes) if runtimes else MIN_GENERATION_S
-        remaining = deps.budget.remaining(self.phase) - blend_reserve_s(history, state)
+        window = deps.budget.remaining(self.phase)
         parallel = deps.evaluator.parallelism
         rows = sample_rows(findings.n_train, typical)
-        fits = [b for b in (2 * parallel, parallel) if remaining >= _cost(typical, b, parallel, rows, findings.n_train)]
+
+        def batches(seconds: float) -> list[int]:
+            return [
+                b for b in (2 * parallel, parallel) if seconds >= _cost(typical, b, parallel, rows, findings.n_train)
+            ]
+
+        reserve = blend_reserve_s(history, state, window)
+        if reserve and not batches(window - reserve) and batches(window) and not await blend_helps(state, history):
+            reserve = 0.0  # the time kept for a blend that would not help buys one more generation
+        remaining = window - reserve
+        fits = batches(remaining)
         if not fits:
             evolution.stop_reason = "budget"
             return
