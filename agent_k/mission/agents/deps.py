@@ -26,7 +26,7 @@ class AgentDeps:
     removed: dict[str, str] = field(default_factory=dict)
     """Tools narrowed away at the last model request, with the reason code."""
     recorded_removals: set[str] = field(default_factory=set)
-    tracker: PhaseTracker = field(default_factory=lambda: PhaseTracker())
+    tracker: PhaseTracker = field(default_factory=PhaseTracker)
     """What the agent has read and done in this run: the nudges are taken from it."""
     repair: RepairGoal | None = None
     """The failed step a repair agent works on (None for the phase agents)."""
