@@ -80,9 +80,9 @@ async def run_step(
             if strategy is ErrorStrategy.ignore:
                 await ctx.events.emit(Log(level="warning", message=f"{step.name} failed and was ignored"))
                 return None
-            if strategy is ErrorStrategy.repair and repair is not None:
-                return await repair(error)
-            raise
+            if strategy is not ErrorStrategy.repair or repair is None:
+                raise
+            value = await repair(error)  # a repair that fails raises the step's StepError
         state.consecutive_failures.pop(step.phase, None)
         return value
     return await _retry(state, ctx, step, attempt)
