@@ -1,9 +1,8 @@
 """Hostile candidates (DESIGN §8): code a model was told to write to cheat, steal, tamper or hang, run through
 the real evaluation path of the Evolver's scripts (`evaluate_solution` → the harness → the sandbox).
 
-In bubblewrap every attack is contained: the candidate fails or runs without effect, and the runner goes on.
-Where only the basic sandbox runs (forced with `AGENT_K_SANDBOX=basic`), model-written code is refused with
-its reason instead, and a workflow mission still succeeds.
+In bubblewrap every attack is contained (the candidate fails or runs without effect; the runner goes on). With
+only the basic sandbox (`AGENT_K_SANDBOX=basic`) model-written code is refused, saying why.
 """
 
 from __future__ import annotations

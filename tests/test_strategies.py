@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +41,10 @@ class FlakyPlatform(LocalPlatform):
 
 
 @dataclass
-class LostExecutor:
+class LostExecutor(LocalEvaluator):
     """Evaluates like the local executor until its cluster is lost, after `healthy` candidates."""
 
-    healthy: int
-    inner: LocalEvaluator = field(default_factory=lambda: LocalEvaluator(2))
-
-    @property
-    def parallelism(self) -> int:
-        return self.inner.parallelism
+    healthy: int = 0
 
     async def evaluate(
         self,
@@ -65,10 +60,7 @@ class LostExecutor:
         if self.healthy <= 0:
             raise ConnectionError("the executor's scheduler is gone")
         self.healthy -= 1
-        return await self.inner.evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows)
-
-    def close(self) -> None:
-        self.inner.close()
+        return await super().evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows)
 
 
 @pytest.fixture
@@ -118,7 +110,9 @@ def test_ignore_ends_the_search_with_what_it_has(sqlite: tuple[Path, str, Store]
     home, url, store = sqlite
     settings = Settings(home=home, database_url=url, workers=2)
     platform = LocalPlatform(settings.competitions_dir)
-    result = _mission(settings, store, "ignored", platform, LostExecutor(healthy=2))  # the baseline's two
+    result = _mission(
+        settings, store, "ignored", platform, LostExecutor(parallelism=2, healthy=2)
+    )  # the baseline's two
     assert result.success and result.private_score is not None, result.detail
     [failure] = _failures(store, "ignored")
     assert failure["step"] == "generation" and failure["strategy"] == "ignore"
@@ -132,7 +126,7 @@ def test_raise_fails_the_mission_with_the_steps_reason(sqlite: tuple[Path, str, 
     home, url, store = sqlite
     settings = Settings(home=home, database_url=url, workers=2, error_strategies={"evolution": "raise"})
     platform = LocalPlatform(settings.competitions_dir)
-    result = _mission(settings, store, "raised", platform, LostExecutor(healthy=2))
+    result = _mission(settings, store, "raised", platform, LostExecutor(parallelism=2, healthy=2))
     assert not result.success and result.error == "generation_failed"
     assert "the executor's scheduler is gone" in (result.detail or "")
     evolution = _history(store, "raised", "evolution")
