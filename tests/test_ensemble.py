@@ -19,10 +19,11 @@ from agent_k.ml.ensemble import select_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, evaluate, fold_scores, read_oof
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.profiling import profile
-from agent_k.ml.recipes import Ensemble, ModelFamily, load_solution
+from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, load_solution
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
+from agent_k.store.status import CandidateStatus
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 LIMITS = Limits(timeout_s=120)
@@ -114,29 +115,33 @@ def test_a_screened_candidate_goes_on_to_full_cv_only_if_its_first_fold_is_good_
         assert len(result.fold_scores) == CV.n_folds and (tmp_path / "c" / "submission.csv").exists()
 
 
-def test_screening_starts_once_candidates_are_costly_and_compares_with_the_third_best(tmp_path: Path) -> None:
+def test_a_recipe_is_screened_when_its_family_is_costly_and_compared_with_the_third_best(tmp_path: Path) -> None:
     spec = Competition(id="c", title="c", task=TaskType.regression, metric="rmse", target="y")
-    recipe = default_recipe(ModelFamily.linear)
+    linear, forest = default_recipe(ModelFamily.linear), default_recipe(ModelFamily.random_forest)
 
-    def done(cv: float, first_fold: float) -> ArchivedCandidate:
+    def done(recipe: Recipe, cv: float, first_fold: float, runtime_s: float) -> ArchivedCandidate:
         return ArchivedCandidate(
-            key=str(cv),
+            key=f"{recipe.family}-{cv}",
             recipe=recipe,
             generation=1,
-            status="succeeded",
+            status=CandidateStatus.succeeded,
             cv=cv,
             fold_scores=[first_fold, cv],
-            runtime_s=5.0,
+            runtime_s=runtime_s,
             error=None,
             folder=tmp_path,
         )
 
-    history = [done(10.0, 9.0), done(12.0, 11.0), done(11.0, 13.0), done(20.0, 19.0)]
+    # Cheap linear models are the usual case; the one forest costs twenty times as much.
+    history = [done(linear, 10.0, 9.0, 1.0), done(linear, 12.0, 11.0, 1.0), done(linear, 11.0, 13.0, 1.0)]
+    history.append(done(forest, 20.0, 19.0, 20.0))
     kfold = CVScheme(kind="kfold", n_folds=5)
-    assert screen_for(history, spec, kfold, typical_runtime_s=5.0) == Screen(folds=1, threshold=11.0)
-    assert screen_for(history, spec, kfold, typical_runtime_s=1.0) is None, "cheap candidates are not screened"
-    assert screen_for(history[:2], spec, kfold, typical_runtime_s=5.0) is None, "no third-best to compare with"
-    assert screen_for(history, spec, CVScheme(kind="kfold", n_folds=2), typical_runtime_s=5.0) is None
+    assert screen_for(history, spec, kfold, forest) == Screen(folds=1, threshold=11.0)
+    assert screen_for(history, spec, kfold, linear) is None, "cheap families are evaluated in full"
+    unknown = default_recipe(ModelFamily.knn)  # no run of its own family yet: the median of all runs (1 s)
+    assert screen_for(history, spec, kfold, unknown) is None
+    assert screen_for(history[2:], spec, kfold, forest) is None, "no third-best to compare with"
+    assert screen_for(history, spec, CVScheme(kind="kfold", n_folds=2), forest) is None
 
 
 def test_date_columns_are_found_and_become_date_parts(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ every member on all rows and write the submission.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import IO
 
@@ -29,12 +30,16 @@ from agent_k.mission.state import MissionState
 from agent_k.ml.ensemble import MAX_MEMBERS, Blend, select_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, read_oof
 from agent_k.ml.recipes import Ensemble, Recipe
+from agent_k.ml.render import FOLD_AVERAGE_ROWS
 from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, parse_output
 from agent_k.ml.search import improved, niche_elites
 from agent_k.store.status import CandidateStatus
 
 POOL_SIZE = 8
 STARTUP_S = 2.0
+"""Starting the blend's process (interpreter, imports, sandbox)."""
+CHOOSE_S_PER_ROW = 5e-6
+"""Choosing the blend, per training row and pool member: reading their out-of-fold files, scoring mixes."""
 
 
 def blend_pool(candidates: list[ArchivedCandidate], state: MissionState) -> list[ArchivedCandidate]:
@@ -54,17 +59,31 @@ def blend_pool(candidates: list[ArchivedCandidate], state: MissionState) -> list
     return pool
 
 
-def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, available_s: float) -> float:
-    """Time to keep, of `available_s`, for the final blend: one fit on all rows for each likely member, or for
-    its two cheapest when that is all that fits (the blend leaves out its costliest members until it fits).
-    Nothing is kept for a blend that could not run in the time anyway: the search may use it."""
+def fit_s(candidate: ArchivedCandidate, state: MissionState) -> float:
+    """The time a member takes to fit on all rows, from its CV run: that run fitted once per fold on the other
+    folds' rows, and once more on all rows unless its submission averaged the fold models (large data). An upper
+    bound where the candidate ran on fewer threads than the blend does, and its predictions are included."""
     assert state.research_findings is not None
-    folds = state.research_findings.cv.n_folds
+    folds, rows = state.research_findings.cv.n_folds, state.research_findings.n_train
+    full_fits = folds - 1 if rows >= FOLD_AVERAGE_ROWS else folds  # each fold's fit is (folds - 1)/folds of one
+    return (candidate.runtime_s or 0.0) / max(1, full_fits)
+
+
+def choose_s(state: MissionState, members: int) -> float:
+    assert state.research_findings is not None
+    return CHOOSE_S_PER_ROW * state.research_findings.n_train * members
+
+
+def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, available_s: float) -> float:
+    """Time to keep, of `available_s`, for the final blend: choosing it, and one fit on all rows for each likely
+    member, or for its two cheapest when that is all that fits (the blend leaves out its costliest members until
+    it fits). Nothing is kept for a blend that could not run in the time anyway: the search may use it."""
     pool = blend_pool(candidates, state)[:MAX_MEMBERS]
     if len(pool) < 2:
         return 0.0
-    costs = sorted((c.runtime_s or 0.0) / (folds + 1) for c in pool)
-    for reserve in (STARTUP_S + sum(costs), STARTUP_S + sum(costs[:2])):
+    fixed = STARTUP_S + choose_s(state, len(pool))
+    costs = sorted(fit_s(c, state) for c in pool)
+    for reserve in (fixed + sum(costs), fixed + sum(costs[:2])):
         if reserve <= available_s:
             return reserve
     return 0.0
@@ -76,15 +95,16 @@ async def final_blend(
     """Try to blend; on success the blend becomes the mission's best candidate. Returns what happened."""
     competition, findings, evolution = state.selected_competition, state.research_findings, state.evolution_state
     assert competition is not None and findings is not None and state.data_dir is not None
+    deadline = time.monotonic() + timeout_s
     candidates = await archive(ctx, state)
     pool = blend_pool(candidates, state)
     by_key = {c.key: c for c in candidates}
 
     def fit_cost(key: str) -> float:
-        return (by_key[key].runtime_s or 0.0) / (findings.cv.n_folds + 1)
+        return fit_s(by_key[key], state)
 
     cheapest = sorted(fit_cost(c.key) for c in pool)[:2]
-    if len(cheapest) < 2 or STARTUP_S + sum(cheapest) > timeout_s:
+    if len(cheapest) < 2 or STARTUP_S + choose_s(state, len(pool)) + sum(cheapest) > timeout_s:
         # Choosing a blend reads every member's predictions and scores many mixes: on large data that alone
         # takes seconds, which a blend that cannot be fitted in time would spend for nothing.
         reason = f"no time left to fit a blend ({timeout_s:.0f} s)" if len(cheapest) == 2 else "fewer than 2 candidates"
@@ -96,11 +116,11 @@ async def final_blend(
         blend = await run_blocking(select_blend, data, oofs)
         if blend is None or not improved(blend.cv_mean, best_single, competition):
             return _outcome(blend, best_single, kept=False, reason=reason)
-        needed = STARTUP_S + sum(fit_cost(k) for k in blend.keys)
-        if needed <= timeout_s:
+        left = deadline - time.monotonic()
+        if STARTUP_S + sum(fit_cost(k) for k in blend.keys) <= left:
             break
         del oofs[max(blend.keys, key=fit_cost)]  # too slow to fit in time: blend without its costliest member
-        reason = f"no blend that beats the best single candidate fits in the {timeout_s:.0f} s left"
+        reason = f"no blend that beats the best single candidate fits in the {left:.0f} s left"
 
     members = tuple(recipe for k in blend.keys if isinstance(recipe := by_key[k].recipe, Recipe))
     ensemble = Ensemble(members=members, weights=blend.weights)
@@ -109,7 +129,7 @@ async def final_blend(
         workdir = candidate_dir(ctx.mission_dir, ensemble.key)
         memory_mb = sizing(ctx, state, 1).memory_mb
         limits = candidate_limits(
-            ctx, state, timeout_s=timeout_s, threads=ctx.settings.parallel_evaluations, memory_mb=memory_mb
+            ctx, state, timeout_s=left, threads=ctx.settings.parallel_evaluations, memory_mb=memory_mb
         )
         result = await ctx.evaluator.evaluate(ensemble, data, findings.cv, workdir, limits, folds=0)
         if result.status == CandidateStatus.succeeded:
@@ -131,13 +151,17 @@ async def final_blend(
     return _outcome(blend, best_single, kept=True, reason="improves CV")
 
 
-async def blend_helps(state: MissionState, candidates: list[ArchivedCandidate]) -> bool:
-    """Whether any blend of the pool beats the best single candidate in CV (the final step's own selection)."""
+async def chosen_blend_s(state: MissionState, candidates: list[ArchivedCandidate]) -> float:
+    """What the blend chosen now would need at the final step (choosing it again, fitting its members on all
+    rows), or 0 when no blend beats the best single candidate: the final step's own selection, run early."""
     assert state.selected_competition is not None
-    data, oofs = await _out_of_fold(state, blend_pool(candidates, state))
+    pool = blend_pool(candidates, state)
+    data, oofs = await _out_of_fold(state, pool)
     blend = await run_blocking(select_blend, data, oofs)
-    best = state.evolution_state.best_score
-    return blend is not None and improved(blend.cv_mean, best, state.selected_competition)
+    if blend is None or not improved(blend.cv_mean, state.evolution_state.best_score, state.selected_competition):
+        return 0.0
+    by_key = {c.key: c for c in pool}
+    return STARTUP_S + choose_s(state, len(pool)) + sum(fit_s(by_key[k], state) for k in blend.keys)
 
 
 async def _out_of_fold(

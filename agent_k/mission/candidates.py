@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import statistics
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,7 +30,7 @@ from agent_k.store.status import CandidateStatus
 LOG_BYTES = 1 << 20
 SOURCE_BYTES = 1 << 20
 SCREEN_MIN_RUNTIME_S = 3.0
-"""Below this typical runtime a candidate is cheaper to evaluate in full than to screen first."""
+"""Below this likely runtime a candidate is cheaper to evaluate in full than to screen first."""
 SCREEN_RANK = 3
 """A screened candidate goes on to full CV if its first fold beats the SCREEN_RANK-th best candidate's."""
 SAMPLE_MIN_TRAIN_ROWS = 20_000
@@ -120,12 +121,22 @@ def best_single(candidates: list[ArchivedCandidate], competition: Competition) -
     return done[0] if done else None
 
 
+def likely_runtime_s(recipe: Solution, candidates: list[ArchivedCandidate]) -> float | None:
+    """What a full evaluation of `recipe` likely takes: the median of its model family's full runs so far, else
+    of all full runs (None: none yet). Families differ tenfold on the same data (forests against boosting)."""
+    full = [c for c in candidates if c.succeeded and c.fidelity >= 1.0]
+    kin = [c for c in full if isinstance(recipe, Recipe) and getattr(c.recipe, "family", None) == recipe.family]
+    times = [c.runtime_s for c in kin or full if c.runtime_s]
+    return statistics.median(times) if times else None
+
+
 def screen_for(
-    candidates: list[ArchivedCandidate], competition: Competition, cv: CVScheme, typical_runtime_s: float
+    candidates: list[ArchivedCandidate], competition: Competition, cv: CVScheme, recipe: Solution
 ) -> Screen | None:
-    """Screen on one fold when full CV is costly and there is a reference to beat; otherwise None."""
+    """Screen `recipe` on one fold when its full CV is likely costly and there is a reference to beat; else None."""
     done = [c for c in candidates if c.succeeded and c.cv is not None and c.fold_scores]
-    if typical_runtime_s < SCREEN_MIN_RUNTIME_S or cv.n_folds < 3 or len(done) < SCREEN_RANK:
+    likely = likely_runtime_s(recipe, candidates)
+    if likely is None or likely < SCREEN_MIN_RUNTIME_S or cv.n_folds < 3 or len(done) < SCREEN_RANK:
         return None
     done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
     return Screen(folds=1, threshold=done[SCREEN_RANK - 1].fold_scores[0])
@@ -240,10 +251,11 @@ async def evaluate_proposals(
     phase: Phase,
     timeout_s: float,
     parallel: int,
-    screen: Screen | None = None,
+    screen: bool = False,
     rows: int | None = None,
 ) -> list[ArchivedCandidate]:
-    """Evaluate in parallel; a recipe already in the archive (e.g. before a crash) is not run again.
+    """Evaluate in parallel; a recipe already in the archive (e.g. before a crash) is not run again. With
+    `screen`, a recipe whose full CV is likely costly is first run on one fold (`screen_for`).
 
     With `rows`, successive halving: every new recipe is first cross-validated on a sample of that many rows,
     and the better half goes on to full CV when its likely runtime (the first look's, scaled up by the sample's
@@ -251,7 +263,8 @@ async def evaluate_proposals(
     score is never compared with a full one."""
     competition, findings = state.selected_competition, state.research_findings
     assert competition is not None and findings is not None and state.data_dir is not None
-    known = {c.key: c for c in await archive(ctx, state)}
+    history = await archive(ctx, state)
+    known = {c.key: c for c in history}
     data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
     size = sizing(ctx, state, parallel)
     parallel = size.parallel
@@ -308,11 +321,12 @@ async def evaluate_proposals(
         else:
             workdir = candidate_dir(ctx.mission_dir, recipe.key)
             async with semaphore:
-                if (now := bounded()) is None:
+                quick = screen_for(history, competition, findings.cv, recipe) if screen and not look else None
+                if (now := bounded()) is None or not _may_finish(recipe, history, findings.cv, quick, now):
                     return None
                 with tracing.span("candidate", ctx.phase_span, key=recipe.key, recipe=recipe.summary()[:200]):
                     result, status = await screen_then_evaluate(
-                        ctx.evaluator, recipe, data, findings.cv, workdir, now, None if look else screen
+                        ctx.evaluator, recipe, data, findings.cv, workdir, now, quick
                     )
             share = 1.0
             if look is not None:
@@ -332,6 +346,18 @@ async def evaluate_proposals(
     return [c for c in await asyncio.gather(*(one(p) for p in proposals)) if c is not None]
 
 
+def _may_finish(
+    recipe: Solution, history: list[ArchivedCandidate], cv: CVScheme, screen: Screen | None, limits: Limits
+) -> bool:
+    """Whether its first step (the screened fold, or its full CV) likely ends within the time left; one that
+    would only time out is not started (a costly family late in a generation, where a blend's time is next)."""
+    likely = likely_runtime_s(recipe, history)
+    if likely is None:
+        return True
+    first = likely * screen.folds / (cv.n_folds + 1) if screen else likely
+    return first <= limits.timeout_s
+
+
 async def screen_then_evaluate(
     evaluator: Evaluator,
     recipe: Solution,
@@ -341,7 +367,11 @@ async def screen_then_evaluate(
     limits: Limits,
     screen: Screen | None,
 ) -> tuple[Evaluation, CandidateStatus]:
-    """Full evaluation, after a quick screen when one is given. Returns the evaluation and the status."""
+    """Full evaluation, after a quick screen when one is given. Returns the evaluation and the status.
+
+    Both share `limits.timeout_s`. A candidate that passes its screen but whose full CV (its folds and the final
+    fit, each about what the screened fold cost) would not end in the time left is not started: it would only
+    time out, spending that time for nothing."""
     spent = 0.0
     if screen is not None:
         quick = await evaluator.evaluate(recipe, data, cv, workdir, limits, folds=screen.folds)
@@ -351,6 +381,10 @@ async def screen_then_evaluate(
             quick.error = f"screened out: {quick.cv_mean:.6g} on {screen.folds} fold(s), needed {screen.threshold:.6g}"
             return quick, CandidateStatus.screened_out
         spent = quick.runtime_s
-    result = await evaluator.evaluate(recipe, data, cv, workdir, limits)
+        likely, left = spent * cv.n_folds / screen.folds, limits.timeout_s - spent
+        if likely > left:
+            quick.error = f"screened out: its full CV would take ~{likely:.0f} s, {left:.0f} s were left"
+            return quick, CandidateStatus.screened_out
+    result = await evaluator.evaluate(recipe, data, cv, workdir, replace(limits, timeout_s=limits.timeout_s - spent))
     result.runtime_s += spent
     return result, result.status

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from agent_k.ml.evaluate import CompetitionData, OutOfFold, fold_scores
+from agent_k.ml.evaluate import CompetitionData, OutOfFold, fold_scores, oof_truth
 
 ROUNDS = 25
 MAX_MEMBERS = 7
@@ -33,14 +33,12 @@ class Blend:
         return float(np.mean(self.fold_scores))
 
 
-def _blend(pool: dict[str, OutOfFold], counts: dict[str, int]) -> OutOfFold:
+def _blend(pool: dict[str, np.ndarray], counts: dict[str, int], like: OutOfFold) -> OutOfFold:
     total = sum(counts.values())
-    first = pool[next(iter(counts))]
-    values = np.zeros(first.predictions.shape)
+    values = np.zeros(like.predictions.shape)
     for key, n in counts.items():
-        values += pool[key].predictions.to_numpy(dtype=float) * (n / total)
-    predictions = pd.DataFrame(values, columns=first.predictions.columns)
-    return OutOfFold(first.ids, first.folds, predictions)
+        values += pool[key] * (n / total)
+    return OutOfFold(like.ids, like.folds, pd.DataFrame(values, columns=like.predictions.columns))
 
 
 def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: int = ROUNDS) -> Blend | None:
@@ -51,12 +49,14 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
     if len(pool) < 2:
         return None
     spec = data.spec
+    first = next(iter(pool))
+    like, truth = pool[first], oof_truth(data, pool[first])
+    values = {key: oof.predictions.to_numpy(dtype=float) for key, oof in pool.items()}
 
     def score(counts: dict[str, int]) -> tuple[float, list[float]]:
-        scores = fold_scores(data, _blend(pool, counts))
+        scores = fold_scores(data, _blend(values, counts, like), truth=truth)
         return float(np.mean(scores)), scores
 
-    first = next(iter(pool))
     counts = {first: 1}
     best_mean, best_scores = score(counts)
     best_counts = dict(counts)
@@ -78,5 +78,5 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
         keys=tuple(best_counts),
         weights=tuple(float(n) for n in best_counts.values()),
         fold_scores=[round(s, 6) for s in best_scores],
-        oof=_blend(pool, best_counts),
+        oof=_blend(values, best_counts, like),
     )

@@ -100,14 +100,20 @@ def read_oof(data: CompetitionData, source: Path | IO[bytes], *, complete: bool 
     return OutOfFold(ids.to_numpy(), oof["fold"].to_numpy(), predictions)
 
 
-def fold_scores(data: CompetitionData, oof: OutOfFold) -> list[float]:
-    y_true = data.train_target.loc[oof.ids].reset_index(drop=True)
+def fold_scores(data: CompetitionData, oof: OutOfFold, *, truth: pd.Series | None = None) -> list[float]:
+    """The metric on each fold; `truth` is `oof_truth(data, oof)` when the caller scores many blends of it."""
+    y_true = oof_truth(data, oof) if truth is None else truth
     predictions = as_predictions(data.spec, oof.predictions)
     scores = []
     for fold in sorted(np.unique(oof.folds)):
         rows = oof.folds == fold
         scores.append(metrics.score(data.spec, y_true[rows], predictions[rows].reset_index(drop=True)))
     return scores
+
+
+def oof_truth(data: CompetitionData, oof: OutOfFold) -> pd.Series:
+    """The labels of the out-of-fold rows, in their order."""
+    return data.train_target.loc[oof.ids].reset_index(drop=True)
 
 
 async def evaluate(

@@ -14,7 +14,7 @@ from pydantic_graph import End
 
 from agent_k.events.models import EvolutionGeneration, Log
 from agent_k.mission.agents import AgentFailed, evolver_proposals
-from agent_k.mission.blending import blend_helps, blend_reserve_s, final_blend
+from agent_k.mission.blending import blend_reserve_s, chosen_blend_s, final_blend
 from agent_k.mission.candidates import (
     archive,
     best_single,
@@ -22,7 +22,6 @@ from agent_k.mission.candidates import (
     feature_drops,
     out_of_memory_families,
     sample_rows,
-    screen_for,
     search_history,
 )
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
@@ -102,8 +101,10 @@ class EvolutionNode(PhaseNode):
             ]
 
         reserve = blend_reserve_s(history, state, window)
-        if reserve and not batches(window - reserve) and batches(window) and not await blend_helps(state, history):
-            reserve = 0.0  # the time kept for a blend that would not help buys one more generation
+        if reserve and not batches(window - reserve) and batches(window):
+            # The reserve (for the likeliest members) alone stands between the search and one more generation:
+            # keep what the blend chosen now needs instead, or nothing when no blend would help.
+            reserve = await chosen_blend_s(state, history)
         remaining = window - reserve
         fits = batches(remaining)
         if not fits:
@@ -137,10 +138,12 @@ class EvolutionNode(PhaseNode):
             phase=self.phase,
             timeout_s=min(remaining, cap),
             parallel=parallel,
-            screen=screen_for(history, competition, findings.cv, typical),
+            screen=True,
             rows=rows,
         )
         evolution.generation = generation
+        if not results:  # no proposal could start, or would have finished, in the time left
+            evolution.stop_reason = "budget"
         evolution.evaluated += len(results)
         evolution.failed += sum(1 for r in results if r.status == CandidateStatus.failed)
         evolution.screened_out += sum(1 for r in results if r.status == CandidateStatus.screened_out)
