@@ -180,6 +180,7 @@ def test_a_crash_inside_submission_submits_exactly_once(home: Path, database_url
         "penguins",
         "--time-budget",
         "15",
+        "--stop-early",
         "--mission-id",
         "sub-crash",
         env={"AGENT_K_FAILPOINTS": "submission.before_submit"},

@@ -97,6 +97,7 @@ def test_a_live_mission_page_through_an_api_restart_and_an_approval(
     with contextlib.ExitStack() as apis:
         first = apis.enter_context(running_api(env, "--no-worker", port=port))
         body = {"competition": "wine", "time_budget": 45, "mode": "workflow", "require_approval": True}
+        body["stop_early"] = True  # the page, not the budget, is the subject
         mission = _post(first.base, body)
         page = watched.page
         page.goto(f"{first.base}/")
@@ -163,7 +164,8 @@ def test_a_minimised_metric_plots_its_best_so_far_downwards(
     watched = Watched(browser)
     try:
         with running_api(env, "--no-worker") as api:
-            mission = _post(api.base, {"competition": "diabetes", "time_budget": 15, "mode": "workflow"})
+            body = {"competition": "diabetes", "time_budget": 15, "mode": "workflow", "stop_early": True}
+            mission = _post(api.base, body)
             watched.page.goto(f"{api.base}/ui/missions/{mission['id']}")
             watched.wait("window.AgentK.state.ended === true", timeout_s=180)
             assert watched.page.evaluate("window.AgentK.state.maximize") is False

@@ -231,7 +231,8 @@ def test_a_workflow_mission_succeeds_in_the_basic_sandbox_and_says_why(home: Pat
     settings = Settings(home=home, database_url=url, workers=2, sandbox="basic")
     store = Store.open(url)
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
-    runner.create(MissionSpec(mission_id="basic", criteria=Criteria(competition="penguins"), time_budget=12))
+    spec = MissionSpec(mission_id="basic", criteria=Criteria(competition="penguins"), time_budget=12, stop_early=True)
+    runner.create(spec)
     assert asyncio.run(runner.run("basic")).success
     warnings = [json.loads(e.payload)["message"] for e in store.events_after("basic") if e.type == "log"]
     assert any(

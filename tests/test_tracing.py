@@ -39,7 +39,11 @@ def test_a_missions_spans_nest_mission_phase_candidate(exporter: InMemorySpanExp
     settings, store = Settings(home=home, database_url=url, workers=2), Store.open(url)
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
     spec = MissionSpec(
-        mission_id="traced", criteria=Criteria(competition="penguins"), mode=Mode.workflow, time_budget=12
+        mission_id="traced",
+        criteria=Criteria(competition="penguins"),
+        mode=Mode.workflow,
+        time_budget=12,
+        stop_early=True,
     )
     runner.create(spec)
     result = asyncio.run(runner.run("traced"))

@@ -84,6 +84,7 @@ def test_posted_missions_run_wait_for_approval_across_a_restart_and_cancel(home:
     env = {"AGENT_K_HOME": str(home), "AGENT_K_WORKERS": "2"}
     with running_api(env) as api:
         body = {"competition": "wine", "time_budget": 12, "mode": "workflow", "require_approval": True}
+        body["stop_early"] = True
         created = httpx.post(f"{api.base}/missions", json=body)
         assert created.status_code == 201, created.text
         gated = created.json()
