@@ -1,10 +1,11 @@
-"""OpenMP's wait policy in a candidate's environment: a LightGBM fit on 2 threads, alone and beside a second one.
+"""OpenMP's wait policy in a candidate's environment: a LightGBM fit on 2 threads, alone and on busy cores.
 
-Candidates used to run with `OMP_WAIT_POLICY=PASSIVE` (waiting threads sleep at once). On these virtual machines
-waking a sleeping thread is slow, so a fit with many short parallel regions pays for it on every boosting round.
-This times the same fit (40,000 rows x 10 features, 300 rounds, 2 threads) in fresh processes under each policy:
-alone (a blend, a final fit, or a large-data candidate running one at a time), and two at once on the same cores
-(another mission's candidates beside it). Median of `--runs` fits per cell.
+A 2-thread candidate runs when a mission runs one candidate at a time (the blend, large data). Waiting OpenMP
+threads may spin or sleep: spinning wins on idle cores and loses badly when other processes want them (another
+mission's candidates beside it); sleeping at once (`OMP_WAIT_POLICY=PASSIVE`) is the reverse, as waking a
+sleeping thread on these virtual machines is slow and LightGBM waits many times per boosting round. This times
+the same fit (40,000 rows x 10 features, 300 rounds, 2 threads) in fresh processes under each policy, alone and
+beside two busy single-threaded processes. Median of `--runs` fits per cell.
 
     .venv/bin/python benchmarks/thread_wait.py [--runs 5]
 """
@@ -12,10 +13,12 @@ alone (a blend, a final fit, or a large-data candidate running one at a time), a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterator
 
 FIT = """
 import time
@@ -28,27 +31,40 @@ started = time.perf_counter()
 LGBMRegressor(n_estimators=300, n_jobs=2, verbose=-1).fit(X, y)
 print(time.perf_counter() - started)
 """
-POLICIES = {"default (now)": {}, "PASSIVE (before)": {"OMP_WAIT_POLICY": "PASSIVE"}}
+POLICIES = {
+    "spin briefly, GOMP_SPINCOUNT=1000 (now)": {"GOMP_SPINCOUNT": "1000"},
+    "sleep at once, OMP_WAIT_POLICY=PASSIVE (before)": {"OMP_WAIT_POLICY": "PASSIVE"},
+    "libgomp's default": {},
+}
 
 
-def fits(policy: dict[str, str], together: int) -> list[float]:
-    """`together` fits started at once; the seconds each took inside its process."""
-    inherited = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+def fit_s(policy: dict[str, str]) -> float:
+    inherited = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     env = {**inherited, "OMP_NUM_THREADS": "2", **policy}
-    command = [sys.executable, "-c", FIT]
-    procs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) for _ in range(together)]
-    return [float(p.communicate()[0]) for p in procs]
+    return float(subprocess.run([sys.executable, "-c", FIT], env=env, capture_output=True, check=True).stdout)
+
+
+@contextlib.contextmanager
+def busy_cores(count: int) -> Iterator[None]:
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    print("| policy | alone s | two at once s (each) |\n|---|---:|---:|")
+    print("| wait policy | alone s | beside two busy processes s |\n|---|---:|---:|")
     for name, policy in POLICIES.items():
-        alone = [fits(policy, 1)[0] for _ in range(args.runs)]
-        paired = [statistics.median(fits(policy, 2)) for _ in range(args.runs)]
-        print(f"| {name} | {statistics.median(alone):.2f} | {statistics.median(paired):.2f} |")
+        alone = [fit_s(policy) for _ in range(args.runs)]
+        with busy_cores(2):
+            beside = [fit_s(policy) for _ in range(args.runs)]
+        print(f"| {name} | {statistics.median(alone):.2f} | {statistics.median(beside):.2f} |")
 
 
 if __name__ == "__main__":

@@ -133,9 +133,10 @@ def _environment(home: str, threads: int) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
-        # OpenMP's own wait policy stays: threads told to sleep at once (OMP_WAIT_POLICY=PASSIVE) made a 2-thread
-        # LightGBM fit 10x slower on an idle machine, and gained less than 2x back beside another busy process.
         "OMP_NUM_THREADS": count,
+        # Waiting OpenMP threads spin briefly, then sleep: spinning long made a 2-thread LightGBM fit 10x slower
+        # beside busy processes, sleeping at once 10x slower on idle cores (benchmarks/thread_wait.py).
+        "GOMP_SPINCOUNT": "1000",
         "OPENBLAS_NUM_THREADS": count,
         "MKL_NUM_THREADS": count,
     }
