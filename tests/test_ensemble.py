@@ -115,6 +115,23 @@ def test_a_screened_candidate_goes_on_to_full_cv_only_if_its_first_fold_is_good_
         assert len(result.fold_scores) == CV.n_folds and (tmp_path / "c" / "submission.csv").exists()
 
 
+def test_a_candidate_whose_full_cv_would_not_end_in_time_is_not_run_after_its_screen(
+    home: Path, tmp_path: Path
+) -> None:
+    """It would only time out: it is screened out on the fold it ran, with the reason, and nothing more runs."""
+    spec = LocalPlatform(home / "competitions").ensure("wine")
+    data = CompetitionData.load(spec, home / "competitions" / "wine" / "public")
+    recipe, ten_folds = default_recipe(ModelFamily.extra_trees), CVScheme(kind="stratified_kfold", n_folds=10)
+    cold = LocalEvaluator(1, warm=False)  # the fold measured and the screen cost the same
+    measured = cold.evaluate(recipe, data, ten_folds, tmp_path / "measured", LIMITS, folds=1)
+    limits = Limits(timeout_s=3 * asyncio.run(measured).runtime_s)  # room for its screen, not for ten folds
+    passing = Screen(folds=1, threshold=0.0)
+    result, outcome = asyncio.run(screen_then_evaluate(cold, recipe, data, ten_folds, tmp_path / "c", limits, passing))
+    assert outcome == "screened_out" and len(result.fold_scores) == 1
+    assert result.error and "its full CV would take" in result.error
+    assert not (tmp_path / "c" / "submission.csv").exists()
+
+
 def test_a_recipe_is_screened_when_its_family_is_costly_and_compared_with_the_third_best(tmp_path: Path) -> None:
     spec = Competition(id="c", title="c", task=TaskType.regression, metric="rmse", target="y")
     linear, forest = default_recipe(ModelFamily.linear), default_recipe(ModelFamily.random_forest)

@@ -61,8 +61,8 @@ def blend_pool(candidates: list[ArchivedCandidate], state: MissionState) -> list
 
 def fit_s(candidate: ArchivedCandidate, state: MissionState) -> float:
     """The time a member takes to fit on all rows, from its CV run: that run fitted once per fold on the other
-    folds' rows, and once more on all rows unless its submission averaged the fold models (large data). An upper
-    bound where the candidate ran on fewer threads than the blend does, and its predictions are included."""
+    folds' rows, and once more on all rows unless its submission averaged the fold models (large data). Mostly an
+    upper bound: that run's predictions are counted in, and the blend has every core where candidates shared them."""
     assert state.research_findings is not None
     folds, rows = state.research_findings.cv.n_folds, state.research_findings.n_train
     full_fits = folds - 1 if rows >= FOLD_AVERAGE_ROWS else folds  # each fold's fit is (folds - 1)/folds of one
