@@ -14,7 +14,13 @@ import pytest
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
-from agent_k.mission.candidates import ArchivedCandidate, Screen, screen_for, screen_then_evaluate
+from agent_k.mission.candidates import (
+    ArchivedCandidate,
+    Screen,
+    likely_runtime_s,
+    screen_for,
+    screen_then_evaluate,
+)
 from agent_k.ml.ensemble import select_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, evaluate, fold_scores, read_oof
 from agent_k.ml.executors import LocalEvaluator
@@ -153,12 +159,15 @@ def test_a_recipe_is_screened_when_its_family_is_costly_and_compared_with_the_th
     history = [done(linear, 10.0, 9.0, 1.0), done(linear, 12.0, 11.0, 1.0), done(linear, 11.0, 13.0, 1.0)]
     history.append(done(forest, 20.0, 19.0, 20.0))
     kfold = CVScheme(kind="kfold", n_folds=5)
-    assert screen_for(history, spec, kfold, forest) == Screen(folds=1, threshold=11.0)
-    assert screen_for(history, spec, kfold, linear) is None, "cheap families are evaluated in full"
-    unknown = default_recipe(ModelFamily.knn)  # no run of its own family yet: the median of all runs (1 s)
-    assert screen_for(history, spec, kfold, unknown) is None
-    assert screen_for(history[2:], spec, kfold, forest) is None, "no third-best to compare with"
-    assert screen_for(history, spec, CVScheme(kind="kfold", n_folds=2), forest) is None
+    costly, cheap = likely_runtime_s(forest, history), likely_runtime_s(linear, history)
+    assert (costly, cheap) == (20.0, 1.0)
+    assert likely_runtime_s(default_recipe(ModelFamily.knn), history) == 1.0, "no run of its own: all runs' median"
+    assert likely_runtime_s(forest, []) is None
+    assert screen_for(history, spec, kfold, costly) == Screen(folds=1, threshold=11.0)
+    assert screen_for(history, spec, kfold, cheap) is None, "cheap families are evaluated in full"
+    assert screen_for(history, spec, kfold, None) is None, "nothing known of its cost yet"
+    assert screen_for(history[2:], spec, kfold, costly) is None, "no third-best to compare with"
+    assert screen_for(history, spec, CVScheme(kind="kfold", n_folds=2), costly) is None
 
 
 def test_date_columns_are_found_and_become_date_parts(tmp_path: Path) -> None:

@@ -110,9 +110,8 @@ def test_ignore_ends_the_search_with_what_it_has(sqlite: tuple[Path, str, Store]
     home, url, store = sqlite
     settings = Settings(home=home, database_url=url, workers=2)
     platform = LocalPlatform(settings.competitions_dir)
-    result = _mission(
-        settings, store, "ignored", platform, LostExecutor(parallelism=2, healthy=2)
-    )  # the baseline's two
+    lost = LostExecutor(parallelism=2, healthy=2)  # the baseline's two candidates, then the cluster is gone
+    result = _mission(settings, store, "ignored", platform, lost)
     assert result.success and result.private_score is not None, result.detail
     [failure] = _failures(store, "ignored")
     assert failure["step"] == "generation" and failure["strategy"] == "ignore"

@@ -69,9 +69,10 @@ def fit_s(candidate: ArchivedCandidate, state: MissionState) -> float:
     return (candidate.runtime_s or 0.0) / max(1, full_fits)
 
 
-def choose_s(state: MissionState, members: int) -> float:
+def blend_s(state: MissionState, pool_size: int, fits_s: list[float]) -> float:
+    """The final step's time: starting, choosing among `pool_size` candidates, and these members' fits."""
     assert state.research_findings is not None
-    return CHOOSE_S_PER_ROW * state.research_findings.n_train * members
+    return STARTUP_S + CHOOSE_S_PER_ROW * state.research_findings.n_train * pool_size + sum(fits_s)
 
 
 def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, available_s: float) -> float:
@@ -81,9 +82,8 @@ def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, av
     pool = blend_pool(candidates, state)[:MAX_MEMBERS]
     if len(pool) < 2:
         return 0.0
-    fixed = STARTUP_S + choose_s(state, len(pool))
     costs = sorted(fit_s(c, state) for c in pool)
-    for reserve in (fixed + sum(costs), fixed + sum(costs[:2])):
+    for reserve in (blend_s(state, len(pool), costs), blend_s(state, len(pool), costs[:2])):
         if reserve <= available_s:
             return reserve
     return 0.0
@@ -104,7 +104,7 @@ async def final_blend(
         return fit_s(by_key[key], state)
 
     cheapest = sorted(fit_cost(c.key) for c in pool)[:2]
-    if len(cheapest) < 2 or STARTUP_S + choose_s(state, len(pool)) + sum(cheapest) > timeout_s:
+    if len(cheapest) < 2 or blend_s(state, len(pool), cheapest) > timeout_s:
         # Choosing a blend reads every member's predictions and scores many mixes: on large data that alone
         # takes seconds, which a blend that cannot be fitted in time would spend for nothing.
         reason = f"no time left to fit a blend ({timeout_s:.0f} s)" if len(cheapest) == 2 else "fewer than 2 candidates"
@@ -117,7 +117,7 @@ async def final_blend(
         if blend is None or not improved(blend.cv_mean, best_single, competition):
             return _outcome(blend, best_single, kept=False, reason=reason)
         left = deadline - time.monotonic()
-        if STARTUP_S + sum(fit_cost(k) for k in blend.keys) <= left:
+        if blend_s(state, 0, [fit_cost(k) for k in blend.keys]) <= left:  # chosen already
             break
         del oofs[max(blend.keys, key=fit_cost)]  # too slow to fit in time: blend without its costliest member
         reason = f"no blend that beats the best single candidate fits in the {left:.0f} s left"
@@ -161,7 +161,7 @@ async def chosen_blend_s(state: MissionState, candidates: list[ArchivedCandidate
     if blend is None or not improved(blend.cv_mean, state.evolution_state.best_score, state.selected_competition):
         return 0.0
     by_key = {c.key: c for c in pool}
-    return STARTUP_S + choose_s(state, len(pool)) + sum(fit_s(by_key[k], state) for k in blend.keys)
+    return blend_s(state, len(pool), [fit_s(by_key[k], state) for k in blend.keys])
 
 
 async def _out_of_fold(

@@ -131,12 +131,12 @@ def likely_runtime_s(recipe: Solution, candidates: list[ArchivedCandidate]) -> f
 
 
 def screen_for(
-    candidates: list[ArchivedCandidate], competition: Competition, cv: CVScheme, recipe: Solution
+    candidates: list[ArchivedCandidate], competition: Competition, cv: CVScheme, likely_s: float | None
 ) -> Screen | None:
-    """Screen `recipe` on one fold when its full CV is likely costly and there is a reference to beat; else None."""
+    """Screen on one fold a recipe whose full CV likely takes `likely_s` (`likely_runtime_s`), when that is costly
+    and there is a reference to beat; otherwise None."""
     done = [c for c in candidates if c.succeeded and c.cv is not None and c.fold_scores]
-    likely = likely_runtime_s(recipe, candidates)
-    if likely is None or likely < SCREEN_MIN_RUNTIME_S or cv.n_folds < 3 or len(done) < SCREEN_RANK:
+    if likely_s is None or likely_s < SCREEN_MIN_RUNTIME_S or cv.n_folds < 3 or len(done) < SCREEN_RANK:
         return None
     done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
     return Screen(folds=1, threshold=done[SCREEN_RANK - 1].fold_scores[0])
@@ -321,8 +321,9 @@ async def evaluate_proposals(
         else:
             workdir = candidate_dir(ctx.mission_dir, recipe.key)
             async with semaphore:
-                quick = screen_for(history, competition, findings.cv, recipe) if screen and not look else None
-                if (now := bounded()) is None or not _may_finish(recipe, history, findings.cv, quick, now):
+                likely = likely_runtime_s(recipe, history)
+                quick = screen_for(history, competition, findings.cv, likely) if screen and not look else None
+                if (now := bounded()) is None or not _may_finish(likely, findings.cv, quick, now):
                     return None
                 with tracing.span("candidate", ctx.phase_span, key=recipe.key, recipe=recipe.summary()[:200]):
                     result, status = await screen_then_evaluate(
@@ -346,15 +347,12 @@ async def evaluate_proposals(
     return [c for c in await asyncio.gather(*(one(p) for p in proposals)) if c is not None]
 
 
-def _may_finish(
-    recipe: Solution, history: list[ArchivedCandidate], cv: CVScheme, screen: Screen | None, limits: Limits
-) -> bool:
-    """Whether its first step (the screened fold, or its full CV) likely ends within the time left; one that
-    would only time out is not started (a costly family late in a generation, where a blend's time is next)."""
-    likely = likely_runtime_s(recipe, history)
-    if likely is None:
+def _may_finish(likely_s: float | None, cv: CVScheme, screen: Screen | None, limits: Limits) -> bool:
+    """Whether a candidate's first step (its screened fold, or its full CV) likely ends within the time left; one
+    that would only time out is not started (a costly family late in a generation, where a blend's time is next)."""
+    if likely_s is None:
         return True
-    first = likely * screen.folds / (cv.n_folds + 1) if screen else likely
+    first = likely_s * screen.folds / (cv.n_folds + 1) if screen else likely_s
     return first <= limits.timeout_s
 
 
