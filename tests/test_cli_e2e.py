@@ -165,6 +165,12 @@ def test_kill_9_during_evolution_then_resume(home: Path, database_url: str) -> N
         json.loads(e.payload)["candidate_key"] for e in store.events_after("killed") if e.type == "candidate.evaluated"
     )
     assert max(evaluated.values()) == 1, "no candidate was evaluated twice"
+    singles = [c for c in store.candidates("killed") if c.status == "succeeded" and '"members"' not in c.recipe]
+    assert all(c.log_loss is not None and c.log_loss > 0 for c in singles if c.fidelity == 1.0)
+    best_key = json.loads(after[-1].state_json)["evolution_state"]["best_candidate_key"]
+    if best_key in {c.key for c in singles}:  # else a blend improved on them
+        best = max(singles, key=lambda c: (c.cv_mean or 0.0, -(c.log_loss or 0.0)))
+        assert best_key == best.key, "the best CV, and between equal ones the lowest log loss"
 
     document = json.loads(run_cli("missions", "show", "killed", "--json").stdout)
     assert [r["phase"] for r in document["phase_history"]] == ALL_PHASES

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.metrics import log_loss
 
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.research import CVScheme
@@ -17,6 +18,7 @@ from agent_k.competition.submission_format import read_submission
 from agent_k.mission.candidates import (
     ArchivedCandidate,
     Screen,
+    best_single,
     likely_runtime_s,
     screen_for,
     screen_then_evaluate,
@@ -43,6 +45,15 @@ def _members(data: CompetitionData, tmp_path: Path, families: list[ModelFamily])
         assert result.status == "succeeded", result.error
         assert result.oof_path is not None
         pool[recipe.key] = read_oof(data, result.oof_path)
+        if data.spec.task is TaskType.regression:
+            assert result.log_loss is None
+        else:  # the tie-break between equal CV scores, computed here independently of our metrics code
+            oof = pd.read_csv(result.oof_path)
+            truth = data.train_target.loc[oof[data.spec.id_column].astype(str)].astype(str)
+            probabilities = oof[list(data.spec.classes or [])].to_numpy()
+            probabilities /= probabilities.sum(axis=1, keepdims=True)
+            expected = log_loss(truth, probabilities, labels=data.spec.classes)
+            assert result.log_loss == pytest.approx(expected, abs=1e-5)
     return pool
 
 
@@ -168,6 +179,24 @@ def test_a_recipe_is_screened_when_its_family_is_costly_and_compared_with_the_th
     assert screen_for(history, spec, kfold, None) is None, "nothing known of its cost yet"
     assert screen_for(history[2:], spec, kfold, costly) is None, "no third-best to compare with"
     assert screen_for(history, spec, CVScheme(kind="kfold", n_folds=2), costly) is None
+
+
+def test_equal_cv_scores_are_told_apart_by_out_of_fold_log_loss(tmp_path: Path) -> None:
+    spec = Competition(id="c", title="c", task=TaskType.multiclass, metric="accuracy", target="y", classes=["a", "b"])
+    linear, forest = default_recipe(ModelFamily.linear), default_recipe(ModelFamily.random_forest)
+
+    def done(recipe: Recipe, key: str, cv: float, log_loss: float | None) -> ArchivedCandidate:
+        status = CandidateStatus.succeeded
+        return ArchivedCandidate(key, recipe, 1, status, cv, [cv], 1.0, None, tmp_path, log_loss=log_loss)
+
+    unsure, confident = done(forest, "unsure", 1.0, 0.19), done(linear, "confident", 1.0, 0.05)
+    assert best_single([unsure, confident], spec) == confident
+    assert best_single([confident, unsure], spec) == confident, "whichever was reached first"
+    assert best_single([done(linear, "unknown", 1.0, None), unsure], spec) == unsure, "a known log loss wins"
+    better = done(forest, "better", 0.99, 0.02)
+    assert best_single([better, unsure], spec) == unsure, "CV decides first"
+    minimized = spec.model_copy(update={"metric": "logloss"})
+    assert best_single([better, unsure], minimized) == better
 
 
 def test_date_columns_are_found_and_become_date_parts(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import statistics
 import time
 from dataclasses import dataclass, replace
@@ -56,6 +57,7 @@ class ArchivedCandidate:
     error: str | None
     folder: Path
     fidelity: float = 1.0
+    log_loss: float | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -81,7 +83,14 @@ class ArchivedCandidate:
             error=row.error_tail,
             folder=candidate_dir(mission_dir, row.key),
             fidelity=row.fidelity,
+            log_loss=row.log_loss,
         )
+
+    def rank(self, competition: Competition) -> tuple[float, float]:
+        """Sorts candidates best last: by CV, then, between equal CV scores, by lower out-of-fold log loss
+        (accuracy on a few hundred rows ties often, and a confident, calibrated model is the safer pick)."""
+        cv = self.cv if self.cv is not None else -math.inf if competition.maximize else math.inf
+        return (cv if competition.maximize else -cv, -(self.log_loss if self.log_loss is not None else math.inf))
 
 
 @dataclass(frozen=True)
@@ -117,8 +126,7 @@ def out_of_memory_families(candidates: list[ArchivedCandidate]) -> frozenset[Mod
 def best_single(candidates: list[ArchivedCandidate], competition: Competition) -> ArchivedCandidate | None:
     """The best evaluated candidate that is not a blend: workflow recipes and agents' recipes and scripts alike."""
     done = [c for c in candidates if c.succeeded and c.cv is not None and not isinstance(c.recipe, Ensemble)]
-    done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
-    return done[0] if done else None
+    return max(done, key=lambda c: c.rank(competition), default=None)
 
 
 def likely_runtime_s(recipe: Solution, candidates: list[ArchivedCandidate]) -> float | None:
@@ -223,6 +231,7 @@ async def record(
         status=status,
         error_tail=ctx.scrub.one_line(result.error),
         fidelity=round(fidelity, 4),
+        log_loss=result.log_loss if status == CandidateStatus.succeeded else None,
         created_at=utcnow(),
     )
     await asyncio.to_thread(ctx.store.save_candidate, row)

@@ -50,6 +50,8 @@ class Evaluation:
     oof_path: Path | None = None
     peak_mb: float | None = None
     """The most memory the candidate's processes held at once (None where no memory cgroup records it)."""
+    log_loss: float | None = None
+    """Out-of-fold log loss of a classifier's probabilities: the tie-break between equal CV scores."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,13 @@ def fold_scores(data: CompetitionData, oof: OutOfFold, *, truth: pd.Series | Non
     return scores
 
 
+def oof_log_loss(data: CompetitionData, oof: OutOfFold) -> float | None:
+    """The out-of-fold log loss of a classifier (None for regression)."""
+    if data.spec.task is TaskType.regression:
+        return None
+    return metrics.log_loss(data.spec, oof_truth(data, oof), oof.predictions)
+
+
 def oof_truth(data: CompetitionData, oof: OutOfFold) -> pd.Series:
     """The labels of the out-of-fold rows, in their order."""
     return data.train_target.loc[oof.ids].reset_index(drop=True)
@@ -162,12 +171,14 @@ async def evaluate(
     try:
         if folds != 0:
 
-            def score(buffer: IO[bytes]) -> list[float]:
-                return fold_scores(data, read_oof(data, buffer, complete=not partial))
+            def score(buffer: IO[bytes]) -> tuple[list[float], float | None]:
+                oof = read_oof(data, buffer, complete=not partial)
+                return fold_scores(data, oof), oof_log_loss(data, oof)
 
-            scores = await parse_output(workdir / OOF, score, max_bytes=cap, left_out=result.left_out)
+            scores, log_loss = await parse_output(workdir / OOF, score, max_bytes=cap, left_out=result.left_out)
             evaluation.fold_scores = [round(s, 6) for s in scores]
             evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
+            evaluation.log_loss = None if log_loss is None else round(log_loss, 6)
             evaluation.oof_path = workdir / OOF
         if not partial:
 

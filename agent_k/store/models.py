@@ -86,6 +86,8 @@ class CandidateRow(SQLModel, table=True):
     error_tail: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     fidelity: float = 1.0
     """The share of training rows its CV was computed on: 1.0, or less for a candidate screened out on a sample."""
+    log_loss: float | None = None
+    """A classifier's out-of-fold log loss: which of two equal CV scores is better."""
     created_at: datetime = Field(sa_column=_timestamp())
 
 

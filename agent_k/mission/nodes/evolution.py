@@ -149,7 +149,7 @@ class EvolutionNode(PhaseNode):
         evolution.screened_out += sum(1 for r in results if r.status == CandidateStatus.screened_out)
         top = best_single(history + results, competition)
         better = top is not None and top.cv is not None and improved(top.cv, evolution.best_score, competition)
-        if better and top is not None:
+        if top is not None and top.key != evolution.best_candidate_key:  # better CV, or equal CV and log loss
             evolution.best_score, evolution.best_candidate_key = top.cv, top.key
         settle(evolution, generation, improved=better, stop_early=state.stop_early)
         if evolution.widened_at == generation:
