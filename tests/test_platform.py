@@ -12,6 +12,7 @@ import pytest
 
 from agent_k.competition import InvalidSubmission
 from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.references import MAX_ONE_HOT_LEVELS, make_preprocessor
 from agent_k.platforms.ranking import medal_positions, standing
 from tests.conftest import run_cli
 
@@ -196,3 +197,18 @@ def test_add_rejects_a_solution_whose_ids_do_not_match(home: Path, tmp_path: Pat
     )
     assert result.returncode == 2 and "solution ids do not match" in result.stderr
     assert not (home / "competitions" / "mismatch").exists()
+
+
+def test_reference_models_one_hot_an_id_like_column_into_a_bounded_width() -> None:
+    """A 1,000-level column would be 1,000 dense columns for every linear, naive-Bayes and k-NN reference;
+    the frequent levels stay apart up to the cap, the rest share one column."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "x": rng.normal(size=20_000),
+            "user": [f"u{i}" for i in rng.integers(0, 1_000, 20_000)],
+            "colour": rng.choice(["red", "green", "blue"], 20_000),
+        }
+    )
+    width = make_preprocessor(frame, scale=True, one_hot=True).fit_transform(frame).shape[1]
+    assert width == 1 + MAX_ONE_HOT_LEVELS + 3

@@ -13,6 +13,9 @@ from agent_k.platforms.local.materialise import PreparedCompetition
 
 MAX_TRAIN_ROWS = 20_000
 KNN_TRAIN_ROWS = 5_000
+# Linear, naive-Bayes and k-NN references one-hot encode; an id-like column would become thousands of dense
+# columns, which costs far more than it tells a baseline.
+MAX_ONE_HOT_LEVELS = 64
 
 
 def split_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -32,7 +35,12 @@ def make_preprocessor(frame: pd.DataFrame, *, scale: bool, one_hot: bool) -> Any
     if scale:
         numeric_steps.append(StandardScaler())
     encoder = (
-        OneHotEncoder(handle_unknown="infrequent_if_exist", min_frequency=5, sparse_output=False)
+        OneHotEncoder(
+            handle_unknown="infrequent_if_exist",
+            min_frequency=5,
+            max_categories=MAX_ONE_HOT_LEVELS,
+            sparse_output=False,
+        )
         if one_hot
         else OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)
     )
