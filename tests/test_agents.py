@@ -50,7 +50,9 @@ def _mission(
 ) -> MissionResult:
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), model=model)
     criteria = criteria or Criteria(competition="penguins")
-    spec = MissionSpec(mission_id="agentic", criteria=criteria, mode=mode, time_budget=budget, model="function")
+    spec = MissionSpec(
+        mission_id="agentic", criteria=criteria, mode=mode, time_budget=budget, stop_early=True, model="function"
+    )
     runner.create(spec)
     return asyncio.run(runner.run("agentic"))
 
@@ -211,6 +213,7 @@ def test_the_evolvers_code_edit_is_measured_by_our_cv_not_by_its_claims(sqlite_s
         criteria=Criteria(competition="penguins"),
         mode=Mode.auto,
         time_budget=30,
+        stop_early=True,
         model="function",
     )
     runner.create(spec)

@@ -70,7 +70,8 @@ def test_a_bad_option_is_a_usage_error(home: Path) -> None:
 
 
 @pytest.mark.slow
-def test_run_prints_the_json_contract_and_missions_show_it(home: Path, database_url: str) -> None:
+def test_run_prints_the_json_contract_and_missions_show_it(home: Path) -> None:
+    """On the default store (SQLite under AGENT_K_HOME); the crash tests below run the CLI on both backends."""
     result = run_cli(
         "run", "--competition", "penguins", "--time-budget", "15", "--json", "--mission-id", "e2e-1", "--stop-early"
     )

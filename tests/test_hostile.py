@@ -367,6 +367,7 @@ def test_a_secret_a_candidate_prints_appears_in_no_event_row_file_or_log(
         criteria=Criteria(competition="penguins"),
         mode=Mode.auto,
         time_budget=25,
+        stop_early=True,
         model="function",
         allow_unsandboxed_code=True,
     )
@@ -384,8 +385,7 @@ def test_a_secret_a_candidate_prints_appears_in_no_event_row_file_or_log(
             dump = " ".join(map(str, connection.execute(text(f"SELECT * FROM {table}")).all()))
             assert all(secret not in dump for secret in target.secrets.values()), table
     files = [f for f in (target.home / "missions" / "hostile").rglob("*") if f.is_file()]
-    leaked = [f for f in files if any(secret.encode() in f.read_bytes() for secret in target.secrets.values())]
-    assert leaked == []
+    assert [f for f in files if any(secret.encode() in f.read_bytes() for secret in target.secrets.values())] == []
     assert all(secret not in caplog.text for secret in target.secrets.values())
     store.close()
 

@@ -71,7 +71,10 @@ def test_metrics_match_the_store_while_two_missions_run_and_one_waits(
             assert running == set(truth.last_event_age_s) and len(running) == 2
             done.set()
             stream.join(timeout=60)
-        _wait_for(store, list(missions), timeout=240)
+            for mission_id in reversed(missions):  # the queued one first, before a worker frees up for it
+                cancelled = httpx.post(f"{api.base}/missions/{mission_id}/cancel", json={}, headers=AUTH)
+                assert cancelled.status_code in (200, 202), cancelled.text
+            _wait_for(store, list(missions), timeout=120, ends=("cancelled",))
     finally:
         for worker in workers:
             worker.send_signal(signal.SIGTERM)
