@@ -32,11 +32,15 @@ AGENT_K = str(Path(sys.executable).parent / "agent-k")
 
 
 @pytest.fixture(scope="session")
-def competition_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Built-in competitions materialised once per session (materialising trains the reference models)."""
-    root = tmp_path_factory.mktemp("competition-cache")
+def competition_cache(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """Built-in competitions materialised once per run (materialising trains the reference models). pytest-xdist's
+    workers share one folder; the platform's lock lets one build each competition while the other uses it, and
+    each worker starts at a different one so that they build side by side."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base if worker_id == "master" else base.parent) / "competition-cache"
+    start = int(worker_id.removeprefix("gw")) % len(CACHED_COMPETITIONS) if worker_id.startswith("gw") else 0
     platform = LocalPlatform(root)
-    for competition in CACHED_COMPETITIONS:
+    for competition in CACHED_COMPETITIONS[start:] + CACHED_COMPETITIONS[:start]:
         platform.ensure(competition)
     return root
 
