@@ -9,9 +9,9 @@ COPY agent_k ./agent_k
 RUN python -m venv /opt/agent-k && /opt/agent-k/bin/pip install .
 
 FROM python:3.11-slim
-# libgomp1: LightGBM's OpenMP runtime (the slim image lacks it). bubblewrap: the candidate sandbox.
+# libgomp1: LightGBM's OpenMP runtime (the slim image lacks it). bubblewrap and libseccomp2: the candidate sandbox.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libgomp1 bubblewrap \
+    && apt-get install -y --no-install-recommends libgomp1 bubblewrap libseccomp2 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 agentk \
     && mkdir /data && chown agentk:agentk /data

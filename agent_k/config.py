@@ -14,6 +14,9 @@ MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
 """The longest mission anyone may ask for, wherever they ask (CLI, API, AGENT_K_TIME_BUDGET)."""
 
 
+BudgetClockKind = Literal["running", "wall"]
+
+
 class Settings(BaseSettings):
     """Everything a mission needs to know about its environment; built once per process."""
 
@@ -30,7 +33,17 @@ class Settings(BaseSettings):
     sandbox: Literal["auto", "bwrap", "basic"] = Field(
         default="auto", description="bwrap: bubblewrap or nothing; basic: without it; auto: bubblewrap where it runs"
     )
+    sandbox_user: str | None = Field(
+        default=None,
+        description="the host account candidates run as when AGENT-K runs as root (a name or uid; default: "
+        "agent-k-sandbox where the install made it, else nobody)",
+    )
     lease_ttl: float = Field(default=30.0, gt=0)
+    budget_clock: BudgetClockKind = Field(
+        default="running",
+        description="running: the budget counts the mission's own running time (not a dead worker's downtime); "
+        "wall: wall-clock time since the mission started, downtime included",
+    )
     tracing: Literal["off", "console", "otlp"] = Field(
         default="off", description="OpenTelemetry spans per mission, phase and candidate: off, console or otlp"
     )

@@ -25,6 +25,7 @@ from agent_k.store.repository import Store
 log = logging.getLogger("agent_k.worker")
 
 HEARTBEAT_S = 5.0
+"""At most; a third of the lease when that is shorter, so a live worker never looks gone."""
 
 
 @dataclass
@@ -71,11 +72,11 @@ class Worker:
 
     async def _heartbeat(self, stop: asyncio.Event) -> None:
         """Its sign of life for `/metrics`, also while a mission runs."""
-        started = utcnow()
+        started, ttl = utcnow(), self.settings.lease_ttl
         while not stop.is_set():
             try:
-                await asyncio.to_thread(touch_worker, self.store, self.owner, started)
+                await asyncio.to_thread(touch_worker, self.store, self.owner, started, ttl)
             except SQLAlchemyError as exc:  # the metrics may miss it for a while; the missions go on
                 log.warning("cannot record the worker's sign of life: %s", exc)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), HEARTBEAT_S)
+                await asyncio.wait_for(stop.wait(), min(HEARTBEAT_S, ttl / 3))

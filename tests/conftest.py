@@ -123,9 +123,9 @@ def need_tool(problem: str | None) -> None:
 def sandbox_kind(request: pytest.FixtureRequest) -> str:
     """Each sandbox in turn; bubblewrap only where it can run."""
     if request.param == "bwrap":
-        from agent_k.ml.sandbox import bwrap
+        from agent_k.ml.sandbox import bwrap_problem
 
-        need_tool(bwrap.problem())
+        need_tool(bwrap_problem())
     return str(request.param)
 
 

@@ -102,11 +102,15 @@ class FakeKaggle:
     """`teamCount` as GetCompetition reports it (default: the board's real size)."""
     interrupt_uploads: int = 0
     """Uploads that stop halfway with 308 Resume Incomplete."""
+    daily_limit: int | None = None
+    """Submissions a team may make per UTC day; past it, CreateSubmission answers 400 as Kaggle does."""
     refuse_creation: str | None = None
     """CreateSubmission answers 200 with this message and no `ref` (and creates nothing)."""
     storage_expired: bool = False
     archives: dict[str, bytes] = field(default_factory=dict)
-    """Replacement zips per competition (path traversal, bombs)."""
+    """Replacement zips per competition (path traversal, bombs, Kaggle's own layouts)."""
+    metrics: dict[str, str] = field(default_factory=dict)
+    """`evaluationMetric` per competition, as Kaggle words it, for those not on the local platform."""
     pending_polls: int = 2
     """GetSubmission answers PENDING this many times per submission before the score."""
     faults: list[Fault] = field(default_factory=list)
@@ -259,6 +263,15 @@ class FakeKaggle:
             return {"message": self.refuse_creation}
         if name in self.submissions_disabled:
             return _error(400, "Submissions are disabled for this competition")
+        today = _now()[:10]
+        made = [s for s in self.submissions if s["competition"] == name and str(s["date"]).startswith(today)]
+        if self.daily_limit is not None and len(made) >= self.daily_limit:
+            hours = 24 - datetime.now(UTC).hour - datetime.now(UTC).minute / 60
+            return _error(
+                400,
+                f"Your team has used its daily Submission allowance ({self.daily_limit}) today, "
+                f"please try again tomorrow UTC ({hours:.1f} hours from now).",
+            )
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "submission.csv"
             path.write_bytes(bytes(upload.received))
@@ -319,7 +332,7 @@ class FakeKaggle:
 
     def _competition(self, name: str) -> dict[str, Any]:
         spec = self.local.catalog_entry(name) if name in self.local.known_ids() else None
-        metric = KAGGLE_METRIC_NAMES[spec.metric] if spec else "Categorization Accuracy"
+        metric = KAGGLE_METRIC_NAMES[spec.metric] if spec else self.metrics.get(name, "Categorization Accuracy")
         return {
             "id": abs(hash(name)) % 100_000,
             "ref": f"https://www.kaggle.com/competitions/{name}",

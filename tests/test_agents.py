@@ -30,6 +30,7 @@ RESEARCH_TOOLS = {
     "leakage_checks",
     "drift",
     "validation_scheme",
+    "data_shape",
     "mission_status",
 }
 

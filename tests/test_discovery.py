@@ -18,4 +18,4 @@ def test_discovery_ranks_the_catalogue_by_criteria(home: Path) -> None:
     by_keyword = rank_competitions(catalogue, Criteria(keywords=["digit"]))
     assert by_keyword[0].id == "digits"
     auc = rank_competitions(catalogue, Criteria(metric="auc"))
-    assert {c.id for c in auc} == {"titanic", "breast-cancer", "mpls-stops"} and auc[0].id == "breast-cancer"
+    assert {c.id for c in auc} == {"titanic", "breast-cancer", "mpls-stops", "tweets"} and auc[0].id == "breast-cancer"

@@ -48,3 +48,11 @@ def test_every_mode_strategy_finding_removal_and_tool_is_documented() -> None:
     ]
     missing = [n for n in names if f"`{n}`" not in documented]
     assert missing == []
+
+
+def test_every_refused_system_call_is_documented_with_its_reason() -> None:
+    from agent_k.ml.sandbox.seccomp import CLONE3, REFUSED
+
+    documented = (DOCS / "security.md").read_text()
+    missing = [name for name in [*REFUSED, CLONE3] if f"`{name}`" not in documented]
+    assert missing == []

@@ -24,7 +24,7 @@ from agent_k.mission.candidates import (
     screen_then_evaluate,
 )
 from agent_k.ml.ensemble import select_blend
-from agent_k.ml.evaluate import CompetitionData, OutOfFold, evaluate, fold_scores, read_oof
+from agent_k.ml.evaluate import CompetitionData, OutOfFold, check_oof, evaluate, fold_scores
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, load_solution
@@ -44,7 +44,7 @@ def _members(data: CompetitionData, tmp_path: Path, families: list[ModelFamily])
         result = asyncio.run(evaluate(recipe, data, CV, tmp_path / recipe.key, LIMITS))
         assert result.status == "succeeded", result.error
         assert result.oof_path is not None
-        pool[recipe.key] = read_oof(data, result.oof_path)
+        pool[recipe.key] = check_oof(data, pd.read_csv(result.oof_path))  # our own template's file
         if data.spec.task is TaskType.regression:
             assert result.log_loss is None
         else:  # the tie-break between equal CV scores, computed here independently of our metrics code

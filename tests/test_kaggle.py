@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from agent_k.competition import TaskType
@@ -291,6 +292,82 @@ def test_the_target_and_id_are_read_off_kaggle_files(tmp_path: Path) -> None:
     spec = arrange({"evaluationMetric": "Multi-class Log Loss"}, "animals", probs, tmp_path / "animals")
     assert (spec.task, spec.target, spec.classes) == (TaskType.multiclass, "label", ["bird", "cat", "dog"])
 
-    with pytest.raises(UnsupportedCompetition, match="scored by 'Root Mean Squared Logarithmic Error'"):
-        arrange({"evaluationMetric": "Root Mean Squared Logarithmic Error"}, "x", probs, tmp_path / "x")
-    assert not (tmp_path / "x").exists()
+    for metric in ("Dice Coefficient", "Mean Average Precision at IoU thresholds", "Weighted Mean Absolute Error"):
+        with pytest.raises(UnsupportedCompetition, match=f"scored by '{metric}', which AGENT-K cannot compute"):
+            arrange({"evaluationMetric": metric}, "x", probs, tmp_path / "x")
+        assert not (tmp_path / "x").exists()
+
+
+def _table(header: str, rows: Iterator[str]) -> bytes:
+    return ("\n".join([header, *rows]) + "\n").encode()
+
+
+def _house_prices() -> bytes:
+    """Kaggle's house-prices layout: `Id`, features, `SalePrice`; scored by RMSLE."""
+    rng = np.random.default_rng(0)
+    area = rng.integers(2000, 20000, 160)
+    hood = rng.choice(["NAmes", "CollgCr", "OldTown"], 160)
+    price = (area * 9 + rng.normal(0, 5000, 160)).round()
+    train = _table("Id,LotArea,Neighborhood,SalePrice", (f"{i},{area[i]},{hood[i]},{price[i]}" for i in range(120)))
+    test = _table("Id,LotArea,Neighborhood", (f"{i},{area[i]},{hood[i]}" for i in range(120, 160)))
+    sample = _table("Id,SalePrice", (f"{i},180000" for i in range(120, 160)))
+    return _zip({"train.csv": train, "test.csv": test, "sample_submission.csv": sample, "data_description.txt": b"."})
+
+
+def _essays() -> bytes:
+    """An essay-scoring layout: free text, a 1-6 score scored by quadratic weighted kappa, ids as strings."""
+    words = ["good", "essay", "argument", "weak", "clear", "thesis", "evidence", "style"]
+    rng = np.random.default_rng(1)
+    texts = [" ".join(rng.choice(words, 12)) for _ in range(150)]
+    scores = rng.integers(1, 7, 150)
+    train = _table("essay_id,full_text,score", (f"e{i:03d},{texts[i]},{scores[i]}" for i in range(100)))
+    test = _table("essay_id,full_text", (f"e{i:03d},{texts[i]}" for i in range(100, 150)))
+    sample = _table("essay_id,score", (f"e{i:03d},3" for i in range(100, 150)))
+    return _zip({"train.csv": train, "test.csv": test, "sample_submission.csv": sample})
+
+
+def _leaf_images() -> bytes:
+    """Rows that are images: a label table beside a folder of JPEGs."""
+    images = {f"train_images/{i}.jpg": b"\xff\xd8\xff\xe0 not really" for i in range(30)}
+    labels = _table("image_id,species", (f"{i},oak" for i in range(30)))
+    sample = _table("image_id,species", (f"{i},oak" for i in range(30, 40)))
+    return _zip({"train.csv": labels, "sample_submission.csv": sample, **images})
+
+
+def test_kaggle_competitions_scored_by_rmsle_and_kappa_are_entered_and_images_are_refused(tmp_path: Path) -> None:
+    fake = FakeKaggle(
+        LocalPlatform(tmp_path / "kaggle-side"),
+        ("house-prices", "essay-scoring", "leaf-images"),
+        archives={"house-prices": _house_prices(), "essay-scoring": _essays(), "leaf-images": _leaf_images()},
+        metrics={
+            "house-prices": "Root Mean Squared Logarithmic Error",
+            "essay-scoring": "Quadratic Weighted Kappa",
+            "leaf-images": "Categorization Accuracy",
+        },
+    )
+
+    async def scenario(url: str) -> None:
+        async with httpx.AsyncClient() as http:
+            kaggle = _adapter(fake, url, http, tmp_path / "cache")
+            listed = {c.id: c.metric for c in await kaggle.list_competitions()}
+            assert listed == {"house-prices": "rmsle", "essay-scoring": "qwk", "leaf-images": "accuracy"}
+
+            houses = await kaggle.get_competition("house-prices")
+            assert (houses.metric, houses.task, houses.target, houses.id_column) == (
+                "rmsle", TaskType.regression, "SalePrice", "Id"
+            )  # fmt: skip
+            essays = await kaggle.get_competition("essay-scoring")
+            assert (essays.metric, essays.task, essays.target, essays.classes) == (
+                "qwk", TaskType.multiclass, "score", ["1", "2", "3", "4", "5", "6"]
+            )  # fmt: skip
+            paths = await kaggle.download_data("essay-scoring", tmp_path / "essays")
+            assert {p.name for p in paths} >= {"train.csv", "test.csv", "sample_submission.csv"}
+
+            with pytest.raises(UnsupportedCompetition) as refused:
+                await kaggle.get_competition("leaf-images")
+            message = str(refused.value)
+            assert "\n" not in message and "30 images files (.jpg)" in message and "not supported" in message
+            assert not (tmp_path / "cache" / "leaf-images").exists()
+
+    with serving(fake.app()) as port:
+        asyncio.run(scenario(f"http://127.0.0.1:{port}"))

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from agent_k.competition import Criteria
-from agent_k.platforms.base import CompetitionNotFound, LeaderboardIncomplete, PlatformError
+from agent_k.platforms.base import CompetitionNotFound, LeaderboardIncomplete, PlatformError, SubmissionQuotaRefused
 from agent_k.platforms.kaggle import (
     CredentialsMissing,
     KaggleAdapter,
@@ -250,11 +250,16 @@ def test_an_error_inside_a_200_answer_is_an_error(fake: FakeKaggle, url: str, tm
 def test_a_creation_answer_without_a_reference_reads_as_kaggles_message(
     fake: FakeKaggle, url: str, tmp_path: Path
 ) -> None:
+    """Kaggle answers 200 with a message and no reference: its words say why, and a refusal for the daily
+    quota is told apart (nothing to retry before the quota resets)."""
     file = _sample(fake, tmp_path)
-    fake.refuse_creation = "Your team has used its daily Submission allowance (5) today"
 
     async def scenario(kaggle: KaggleAdapter) -> None:
-        with pytest.raises(PlatformError, match="did not create the submission on 'penguins': Your team has used"):
+        fake.refuse_creation = "Your team has used its daily Submission allowance (5) today"
+        with pytest.raises(SubmissionQuotaRefused, match="refused the submission for its daily quota: Your team has"):
+            await kaggle.submit("penguins", file, "AGENT-K [key:r1]", "r1")
+        fake.refuse_creation = "Submissions are closed for maintenance"
+        with pytest.raises(PlatformError, match="did not create the submission on 'penguins': Submissions are closed"):
             await kaggle.submit("penguins", file, "AGENT-K [key:r1]", "r1")
 
     _run(fake, url, tmp_path, scenario)

@@ -5,6 +5,7 @@ hostile candidates of `test_hostile.py` go further."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import tarfile
 import textwrap
@@ -18,10 +19,19 @@ from agent_k.competition import Criteria
 from agent_k.config import Settings
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.runner import MissionRunner
-from agent_k.ml.sandbox import Job, Limits, SandboxResult, bwrap, network_isolation_available, run_sandboxed
+from agent_k.ml.sandbox import (
+    Job,
+    Limits,
+    OutputReader,
+    SandboxResult,
+    bwrap_problem,
+    network_isolation_available,
+    run_sandboxed,
+)
 from agent_k.ml.sandbox.bwrap import WORK
 from agent_k.ml.sandbox.cgroups import available
-from agent_k.ml.sandbox.outputs import LOG_TAIL_BYTES, extract
+from agent_k.ml.sandbox.reader import TableShape, UntrustedOutput, check_shape
+from agent_k.ml.sandbox.run import LOG_TAIL_BYTES
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import need_tool, wait_until_gone
@@ -34,7 +44,7 @@ def _run(
     script.write_text(textwrap.dedent(code))
     data.mkdir(exist_ok=True)
     (data / "train.csv").write_text("id,y\n1,2\n")
-    job = Job(script=script, data=data, outputs=outputs)
+    job = Job(script=script, data=data, outputs=dict.fromkeys(outputs, 1 << 20))
     settings = {"timeout_s": 30, "sandbox": sandbox, **limits}
     return asyncio.run(run_sandboxed(job, workdir=workdir, limits=Limits(**settings))), workdir  # type: ignore[arg-type]
 
@@ -175,8 +185,7 @@ def test_a_fork_bomb_is_capped_and_all_its_processes_die(tmp_path: Path, sandbox
 
 
 def test_outputs_come_back_and_links_and_fifos_do_not(tmp_path: Path) -> None:
-
-    need_tool(bwrap.problem())
+    need_tool(bwrap_problem())
     result, workdir = _run(
         tmp_path,
         """
@@ -195,19 +204,84 @@ def test_outputs_come_back_and_links_and_fifos_do_not(tmp_path: Path) -> None:
     assert "missing.csv" not in result.left_out and not (workdir / "missing.csv").exists()
 
 
-def test_an_oversized_output_is_left_out_and_a_log_keeps_its_tail(tmp_path: Path) -> None:
+def test_the_reader_leaves_out_oversized_odd_and_escaping_members(tmp_path: Path) -> None:
+    """A tar stream as a candidate could forge it: an oversized member, a sparse one claiming a petabyte, a
+    name outside the folder. The reader process unpacks only the wanted plain files, each under its cap."""
     archive, payload = tmp_path / "outputs.tar", tmp_path / "payload"
-    with tarfile.open(archive, "w") as tar:
-        for name, size in (("big.csv", 3000), ("ok.csv", 10), ("stderr.log", 100_000), ("../escape.csv", 5)):
-            payload.write_bytes(bytes(range(256)) * (size // 256) + b"e" * (size % 256))
+    with tarfile.open(archive, "w", format=tarfile.GNU_FORMAT) as tar:
+        for name, size in (("big.csv", 3000), ("ok.csv", 10), ("../escape.csv", 5)):
+            payload.write_bytes(b"x" * size)
             tar.add(payload, arcname=name)
-    wanted = frozenset({"big.csv", "ok.csv", "stderr.log", "../escape.csv"})
-    left_out = extract(archive, tmp_path / "out", wanted, max_file_bytes=1000, logs=frozenset({"stderr.log"}))
-    assert left_out == {"big.csv": "big.csv is 3,000 bytes, over the 1,000-byte cap"}
+        sparse = tarfile.TarInfo("sparse.csv")
+        sparse.type, sparse.size = tarfile.GNUTYPE_SPARSE, 0
+        sparse.sparse = [(2**50 - 1, 1)]  # type: ignore[attr-defined]
+        tar.addfile(sparse, io.BytesIO(b""))
+    with archive.open("r+b") as forged:  # a petabyte as the sparse member's real size (tarfile writes its own)
+        blocks = forged.read()
+        at = blocks.index(b"sparse.csv")
+        header = bytearray(blocks[at : at + 512])
+        header[483:495] = b"\x80" + (2**50).to_bytes(11, "big")
+        header[148:156] = b" " * 8
+        header[148:155] = f"{sum(header):06o}\0".encode()
+        forged.seek(at)
+        forged.write(header)
+    caps = {"big.csv": 1000, "ok.csv": 1000, "sparse.csv": 1000, "../escape.csv": 1000}
+    (tmp_path / "out").mkdir()
+    reader = OutputReader(size=1)
+    try:
+        left_out = asyncio.run(reader.extract(archive, tmp_path / "out", caps))
+    finally:
+        reader.close()
+    assert left_out["big.csv"] == "big.csv is 3,000 bytes, over its 1,000-byte cap"
+    assert left_out["sparse.csv"] in (
+        "sparse.csv is a sparse file",
+        f"sparse.csv is {2**50:,} bytes, over its 1,000-byte cap",
+    )
     assert (tmp_path / "out" / "ok.csv").stat().st_size == 10
-    log = (tmp_path / "out" / "stderr.log").read_bytes()
-    assert len(log) == LOG_TAIL_BYTES and log.endswith(b"e" * (100_000 % 256))
-    assert not (tmp_path / "escape.csv").exists()
+    assert not (tmp_path / "escape.csv").exists() and not (tmp_path / "out" / "sparse.csv").exists()
+
+
+def test_a_header_is_checked_from_a_bounded_prefix_before_any_parsing(tmp_path: Path) -> None:
+    """A 256 KB header of 131,072 names (the parse that took 165 s of CPU) is refused after reading a few
+    hundred bytes; a quoted or BOM-prefixed header of the right columns passes."""
+    shape = TableShape(("id", "species"), max_rows=10, max_bytes=10 * 2**20)
+    flood = tmp_path / "flood.csv"
+    flood.write_text(",".join("x" for _ in range(131072)) + "\n1\n")
+    with pytest.raises(UntrustedOutput, match="its header is longer than the columns"):
+        check_shape(flood, shape)
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("id,species,extra\n1,a,b\n")
+    with pytest.raises(UntrustedOutput, match=r"columns must be \['id', 'species'\], got \['id', 'species', 'extra'\]"):
+        check_shape(wrong, shape)
+    fine = tmp_path / "fine.csv"
+    fine.write_bytes('\ufeff"id","species"\r\n1,Adelie\r\n'.encode())
+    check_shape(fine, shape)
+    with pytest.raises(UntrustedOutput, match="more than 10 rows of its columns take"):
+        check_shape(fine, TableShape(("id", "species"), max_rows=10, max_bytes=8))
+
+
+def test_a_flood_of_output_keeps_the_last_lines_and_the_error(tmp_path: Path, sandbox_kind: str) -> None:
+    """200 MB on stdout and 50 MB on stderr, then a crash: the logs keep their last 64 KB, the error says why,
+    and nothing of the flood reached a disk."""
+    result, workdir = _run(
+        tmp_path,
+        """
+        import sys
+        line = "x" * 1023 + "\\n"
+        for _ in range(200 * 1024):
+            sys.stdout.write(line)
+        for _ in range(50 * 1024):
+            sys.stderr.write(line)
+        print("the last stdout line", flush=True)
+        raise RuntimeError("the real reason")
+        """,
+        sandbox_kind,
+        disk_mb=64,
+    )
+    assert result.failure_reason() == "exit code 1: RuntimeError: the real reason"
+    assert result.stdout_tail.endswith("the last stdout line\n")
+    assert (workdir / "stdout.log").stat().st_size == LOG_TAIL_BYTES
+    assert (workdir / "stderr.log").read_text().rstrip().endswith("RuntimeError: the real reason")
 
 
 def test_parallel_candidates_each_keep_their_own_limits(tmp_path: Path, sandbox_kind: str) -> None:

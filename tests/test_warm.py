@@ -15,7 +15,7 @@ from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.recipes import ModelFamily, Script
 from agent_k.ml.render import render_solution
-from agent_k.ml.sandbox import Limits, bwrap
+from agent_k.ml.sandbox import Limits, bwrap_problem
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
 from tests.conftest import need_tool
@@ -25,7 +25,7 @@ CV = CVScheme(kind="stratified_kfold", n_folds=3)
 
 @pytest.fixture
 def penguins(home: Path) -> CompetitionData:
-    need_tool(bwrap.problem())
+    need_tool(bwrap_problem())
     spec = LocalPlatform(home / "competitions").ensure("penguins")
     return CompetitionData.load(spec, home / "competitions" / "penguins" / "public")
 
@@ -84,8 +84,11 @@ def test_a_script_a_model_wrote_never_runs_warm(penguins: CompetitionData, tmp_p
     assert evaluator._pool.started == 0
 
 
-def test_a_warm_worker_sees_only_its_data_and_the_candidate_folders(penguins: CompetitionData, tmp_path: Path) -> None:
-    """A job's script (ours, but say one went wrong) cannot read the hidden labels or another mission's files."""
+def test_a_warm_worker_sees_only_its_data_and_writes_nothing_of_the_host(
+    penguins: CompetitionData, tmp_path: Path
+) -> None:
+    """A job's script (ours, but say one went wrong) cannot read the hidden labels or another mission's files,
+    and cannot write the candidate folders: its outputs come back through the runner."""
     hidden = penguins.data_dir.parent / "private" / "solution.csv"
     assert hidden.exists()
     probe = tmp_path / "jobs" / "probe"
@@ -93,19 +96,21 @@ def test_a_warm_worker_sees_only_its_data_and_the_candidate_folders(penguins: Co
     (probe / "solution.py").write_text(
         "import os, pathlib, sys\n"
         f"visible = [p for p in ({str(hidden)!r}, {str(tmp_path / 'elsewhere')!r}) if os.path.exists(p)]\n"
-        "pathlib.Path('seen.txt').write_text(repr(visible) + ' ' + repr(sorted(os.listdir('/sandbox/data'))))\n"
+        "writable = [p for p in ('/sandbox/jobs', '/sandbox/data', '/') if os.access(p, os.W_OK)]\n"
+        "pathlib.Path('seen.txt').write_text(repr(visible) + ' ' + repr(writable) + ' '"
+        " + repr(sorted(os.listdir('/sandbox/data'))))\n"
     )
     (tmp_path / "elsewhere").write_text("secret")
     from agent_k.ml.sandbox import Job
     from agent_k.ml.sandbox.warm import WarmPool
 
     pool = WarmPool(1)
-    job = Job(script=probe / "solution.py", data=penguins.data_dir, outputs=("seen.txt",))
+    job = Job(script=probe / "solution.py", data=penguins.data_dir, outputs={"seen.txt": 4096})
     try:
         result = asyncio.run(pool.run(job, workdir=probe, limits=Limits(timeout_s=60)))
     finally:
         pool.close()
     assert result.ok, result.stderr_tail
     seen = (probe / "seen.txt").read_text()
-    assert seen.startswith("[] ") and "train.csv" in seen and "solution.csv" not in seen
+    assert seen.startswith("[] [] ") and "train.csv" in seen and "solution.csv" not in seen
     assert pool.started == 1

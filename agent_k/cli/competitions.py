@@ -12,6 +12,7 @@ from rich.table import Table
 
 from agent_k.cli.common import EXIT_FAILED, err_console, fail_input, load_settings, local_platform
 from agent_k.competition import MetricName
+from agent_k.competition.kinds import TestSplit
 from agent_k.platforms import PlatformName
 
 if TYPE_CHECKING:
@@ -96,21 +97,51 @@ def show(competition_id: Annotated[str, typer.Argument()]) -> None:
 @app.command("add")
 def add(
     name: Annotated[str, typer.Argument(help="id for the new competition (lowercase, digits, dashes)")],
-    train: Annotated[Path, typer.Option(help="training CSV, with the target column")],
-    target: Annotated[str, typer.Option(help="the column to predict")],
-    metric: Annotated[MetricName, typer.Option(help="how submissions are scored")],
+    metric: Annotated[MetricName, typer.Option(help="how submissions are scored (docs/shapes.md)")],
+    train: Annotated[Path | None, typer.Option(help="training table (CSV, TSV, JSON, JSON lines, Parquet)")] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="instead of --train: a folder laid out as Kaggle's (docs/shapes.md)")
+    ] = None,
+    target: Annotated[
+        list[str] | None, typer.Option(help="the column to predict; repeat it for several targets")
+    ] = None,
     id_column: Annotated[str | None, typer.Option(help="row id column (default: one is added)")] = None,
-    test: Annotated[Path | None, typer.Option(help="test CSV without the target")] = None,
-    solution: Annotated[Path | None, typer.Option(help="hidden labels for --test: id and target")] = None,
+    test: Annotated[Path | None, typer.Option(help="test table without the target")] = None,
+    solution: Annotated[Path | None, typer.Option(help="hidden labels of the test rows: id and target")] = None,
+    time_column: Annotated[str | None, typer.Option(help="the column that times the rows")] = None,
+    series: Annotated[
+        list[str] | None, typer.Option(help="a column that, with time, names a series (repeatable)")
+    ] = None,
+    group: Annotated[str | None, typer.Option(help="the column of entities folds must not split")] = None,
+    top_k: Annotated[int | None, typer.Option(min=1, max=100, help="map_at_k: labels ranked per row")] = None,
+    split: Annotated[
+        TestSplit,
+        typer.Option(
+            help="hidden rows when there is no --test: random, future (the last --horizon "
+            "times), group (whole entities); auto: future with --time-column, else group "
+            "with --group, else random"
+        ),
+    ] = "auto",
+    horizon: Annotated[int | None, typer.Option(min=1, help="time steps a future split hides")] = None,
 ) -> None:
-    """Add your own competition. With only --train, hidden test labels are split off it."""
-    from agent_k.platforms.local.materialise import CompetitionInputError
+    """Add your own competition. With no test table, hidden test rows are split off the training table."""
+    from agent_k.platforms.local.materialise import CompetitionInputError, Hints
+    from agent_k.platforms.local.user_files import from_files, from_folder, hidden_rows
 
     platform = local_platform(load_settings())
+    hints = Hints(time_column=time_column, series_keys=tuple(series or ()), group_column=group)
     try:
-        spec = platform.add(
-            name, train, target=target, metric=metric, id_column=id_column, test=test, solution=solution
-        )
+        if (train is None) == (data is None):
+            raise CompetitionInputError("give the training table with --train, or a competition folder with --data")
+        if data is not None:
+            if test is not None or id_column is not None:
+                raise CompetitionInputError("--data reads the test table and the id column off the folder")
+            tables = from_folder(data, name, target or [], solution=solution)
+        else:
+            assert train is not None
+            tables = from_files(train, target or [], id_column=id_column, test=test, solution=solution)
+        hidden = hidden_rows(split, horizon, hints, tables)
+        spec = platform.add(name, tables, metric=metric, top_k=top_k, hidden=hidden, hints=hints)
     except CompetitionInputError as exc:
         fail_input(str(exc))
     scoring = "hidden labels: scored" if spec.has_hidden_labels else "no hidden labels: scores are unknown"

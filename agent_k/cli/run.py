@@ -41,6 +41,7 @@ def report(result: MissionResult, competition: str | None) -> dict[str, Any]:
         "solution_path": result.solution_path,
         "leakage_suspects": result.leakage_suspects,
         "elapsed_s": result.duration_s,
+        "notes": result.notes,
         "error": result.error,
     }
 

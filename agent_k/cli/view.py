@@ -164,6 +164,7 @@ def summary_table(report: dict[str, Any]) -> Table:
         ("Solution", report["solution_path"]),
         ("Submission", report["submission_path"]),
         ("Elapsed", f"{report['elapsed_s']:.1f}s"),
+        *(("Note", note) for note in report.get("notes") or ()),
     ]
     for name, value in rows:
         shown = f"{value:.5g}" if isinstance(value, float) else ("-" if value is None else str(value))

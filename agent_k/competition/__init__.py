@@ -10,12 +10,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from agent_k.competition.kinds import MAXIMIZED, REGRESSION_METRICS, MetricName, PredictionKind, TaskType
+from agent_k.competition.kinds import MAXIMIZED, METRICS, REGRESSION_METRICS, MetricName, PredictionKind, TaskType
 
 if TYPE_CHECKING:
     from agent_k.competition import metrics
     from agent_k.competition.models import Competition, Criteria
-    from agent_k.competition.research import CVScheme, ResearchFindings
+    from agent_k.competition.research import CVScheme, ResearchFindings, TimeStructure
     from agent_k.competition.scores import Medal, Scores
     from agent_k.competition.submission_format import InvalidSubmission
 
@@ -24,6 +24,7 @@ _LAZY = {
     "Criteria": "models",
     "CVScheme": "research",
     "ResearchFindings": "research",
+    "TimeStructure": "research",
     "Medal": "scores",
     "Scores": "scores",
     "InvalidSubmission": "submission_format",
@@ -31,6 +32,7 @@ _LAZY = {
 
 __all__ = [
     "MAXIMIZED",
+    "METRICS",
     "REGRESSION_METRICS",
     "CVScheme",
     "Competition",
@@ -42,6 +44,7 @@ __all__ = [
     "ResearchFindings",
     "Scores",
     "TaskType",
+    "TimeStructure",
     "metrics",
 ]
 

@@ -1,6 +1,7 @@
 """Competition metrics, computed by our code from prediction frames (submissions and out-of-fold files).
 
-NumPy, pandas and scikit-learn are imported inside the functions, so importing the vocabulary stays cheap.
+The kernels are `measures` (NumPy, shared with generated solutions); this module turns a competition's frames
+into their arrays. NumPy and pandas are imported inside the functions, so importing the vocabulary stays cheap.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from agent_k.competition.kinds import PredictionKind, TaskType
 from agent_k.competition.models import Competition
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 
@@ -26,53 +28,85 @@ def normalize_labels(values: pd.Series) -> pd.Series:
     return values.astype(str)
 
 
-def score(competition: Competition, y_true: pd.Series, predictions: pd.DataFrame) -> float:
-    """Score rows of `predictions` (aligned with `y_true`) under the competition's metric."""
+def class_codes(competition: Competition, labels: pd.Series) -> np.ndarray:
+    """Each label's position in the competition's classes (-1 for a label that is none of them)."""
     import numpy as np
-    from sklearn import metrics as skm
 
-    metric = competition.metric
+    position = {label: i for i, label in enumerate(competition.classes or [])}
+    return np.array([position.get(label, -1) for label in normalize_labels(labels)], dtype=int)
+
+
+def ranked_labels(values: pd.Series) -> list[list[str]]:
+    """A ranked-list column (MAP@k): each cell's space-separated labels, best first."""
+    return [str(v).split() if v == v else [] for v in values]
+
+
+def class_values(competition: Competition) -> list[float] | None:
+    """The classes as numbers, in their order, when they are numbers (kappa's cut points need them)."""
+    return [float(c) for c in competition.classes or []] if competition.ordinal else None
+
+
+def score(competition: Competition, y_true: pd.Series | pd.DataFrame, predictions: pd.DataFrame) -> float:
+    """Score rows of `predictions` (the competition's submission columns, aligned with `y_true`)."""
+    import numpy as np
+    import pandas as pd
+
+    from agent_k.competition import measures
+
+    metric, task = competition.metric, competition.task
+    if task in (TaskType.multilabel, TaskType.multioutput):
+        columns = competition.target_columns
+        truth = y_true.to_frame() if isinstance(y_true, pd.Series) else y_true
+        per_column = [_single(metric, truth[c].to_numpy(dtype=float), predictions[c]) for c in columns]
+        return float(np.mean(per_column))
+    if task is TaskType.regression:
+        return _single(metric, y_true.to_numpy(dtype=float), predictions[competition.target])
+    assert isinstance(y_true, pd.Series), "one target column"
+    codes = class_codes(competition, y_true)
+    k = len(competition.classes or [])
     kind = competition.prediction
-    if competition.task is TaskType.regression:
-        y = y_true.to_numpy(dtype=float)
-        pred = predictions[competition.target].to_numpy(dtype=float)
-        if metric == "rmse":
-            return float(np.sqrt(skm.mean_squared_error(y, pred)))
-        if metric == "mae":
-            return float(skm.mean_absolute_error(y, pred))
-        return float(skm.r2_score(y, pred))
-
-    labels = normalize_labels(y_true).to_numpy()
     if kind is PredictionKind.value:
-        predicted = normalize_labels(predictions[competition.target]).to_numpy()
-        return float(np.mean(predicted == labels))
+        predicted = class_codes(competition, predictions[competition.target])
+        wrong = np.where(predicted < 0, (codes + 1) % max(k, 1), predicted)  # an unknown label is never right
+        return measures.LABEL_KERNELS[metric](codes, wrong, k)
+    if kind is PredictionKind.ranked:
+        truths = [label.split() for label in normalize_labels(y_true)]
+        return measures.map_at_k(truths, ranked_labels(predictions[competition.target]), competition.top_k or 1)
     if kind is PredictionKind.probability:
-        positive = competition.positive_class
-        y = (labels == positive).astype(int)
-        p = np.clip(predictions[competition.target].to_numpy(dtype=float), 1e-15, 1 - 1e-15)
-        if metric == "auc":
-            return float(skm.roc_auc_score(y, p))
-        return float(skm.log_loss(y, p, labels=[0, 1]))
-
-    classes = list(competition.classes or [])
-    matrix = predictions[classes].to_numpy(dtype=float)
-    matrix = np.clip(matrix, 1e-15, None)
-    matrix = matrix / matrix.sum(axis=1, keepdims=True)
+        return _single(metric, (codes == 1).astype(float), predictions[competition.target])
+    matrix = predictions[list(competition.classes or [])].to_numpy(dtype=float)
     if metric == "auc":
-        return float(skm.roc_auc_score(labels, matrix, multi_class="ovr", labels=classes))
-    if metric == "logloss":
-        return float(skm.log_loss(labels, matrix, labels=classes))
-    predicted = np.asarray(classes)[matrix.argmax(axis=1)]
-    return float(np.mean(predicted == labels))
+        present = [c for c in range(k) if 0 < (codes == c).sum() < len(codes)]
+        return float(np.mean([measures.auc(codes == c, matrix[:, c]) for c in present]))
+    return measures.logloss(codes, matrix)
 
 
-def log_loss(competition: Competition, y_true: pd.Series, probabilities: pd.DataFrame) -> float:
-    """Log loss of per-class probabilities (one column per class), whatever the competition's metric: it breaks
-    ties between candidates that a coarse metric (accuracy on a few hundred rows) scores the same."""
+def _single(metric: str, y: np.ndarray, predicted: pd.Series) -> float:
+    """One column: a value metric, or a 0/1 column scored on its probabilities."""
+    from agent_k.competition import measures
+
+    p = predicted.to_numpy(dtype=float)
+    if metric in ("auc", "mean_auc"):
+        return measures.auc(y.astype(int), p)
+    if metric in ("logloss", "mean_logloss"):
+        return measures.binary_logloss(y, p)
+    return measures.VALUE_KERNELS[metric](y, p)
+
+
+def log_loss(competition: Competition, y_true: pd.Series | pd.DataFrame, probabilities: pd.DataFrame) -> float:
+    """Log loss of a classifier's probabilities (one column per class, or per 0/1 target), whatever the
+    competition's metric: it breaks ties between candidates that a coarse metric scores the same."""
     import numpy as np
-    from sklearn import metrics as skm
+    import pandas as pd
 
-    classes = list(competition.classes or [])
-    matrix = np.clip(probabilities[classes].to_numpy(dtype=float), 1e-15, None)
-    matrix = matrix / matrix.sum(axis=1, keepdims=True)
-    return float(skm.log_loss(normalize_labels(y_true).to_numpy(), matrix, labels=classes))
+    from agent_k.competition import measures
+
+    if competition.task is TaskType.multilabel:
+        truth = y_true.to_frame() if isinstance(y_true, pd.Series) else y_true
+        columns = competition.target_columns
+        losses = [measures.binary_logloss(truth[c].to_numpy(float), probabilities[c].to_numpy(float)) for c in columns]
+        return float(np.mean(losses))
+    assert isinstance(y_true, pd.Series), "one target column"
+    matrix = probabilities[list(competition.classes or [])].to_numpy(dtype=float)
+    codes = class_codes(competition, y_true)
+    return measures.logloss(np.clip(codes, 0, None), matrix)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from agent_k.competition.kinds import MAXIMIZED, MetricName, PredictionKind, TaskType
+from agent_k.competition.kinds import LABEL_METRICS, MAXIMIZED, MetricName, PredictionKind, TaskType
 
 
 class Competition(BaseModel):
@@ -14,8 +14,19 @@ class Competition(BaseModel):
     task: TaskType
     metric: MetricName
     target: str
+    """The target column; with several targets, the first of them."""
+    targets: list[str] | None = None
+    """Several target columns (multilabel: 0/1 each; multioutput: numbers), in train and in a submission."""
     id_column: str = "id"
     classes: list[str] | None = None
+    top_k: int | None = None
+    """MAP@k: how many ranked labels a submission row may hold."""
+    time_column: str | None = None
+    """What the rows are ordered by, when the platform or the user says so (Research also finds it alone)."""
+    series_keys: list[str] | None = None
+    """The columns that, with time, identify a row (a forecast of many series)."""
+    group_column: str | None = None
+    """An entity whose rows belong together in validation (a patient, a user, a store)."""
     n_train: int = 0
     n_test: int = 0
     n_features: int = 0
@@ -31,18 +42,35 @@ class Competition(BaseModel):
         return self.metric in MAXIMIZED
 
     @property
+    def target_columns(self) -> list[str]:
+        return list(self.targets or [self.target])
+
+    @property
     def prediction(self) -> PredictionKind:
-        if self.task is TaskType.regression or self.metric == "accuracy":
+        if self.task in (TaskType.regression, TaskType.multioutput) or self.metric in LABEL_METRICS:
             return PredictionKind.value
+        if self.metric == "map_at_k":
+            return PredictionKind.ranked
         if self.task is TaskType.binary:
             return PredictionKind.probability
         return PredictionKind.probabilities
 
     @property
     def prediction_columns(self) -> list[str]:
+        if self.task in (TaskType.multilabel, TaskType.multioutput):
+            return self.target_columns
         if self.prediction is PredictionKind.probabilities:
             return list(self.classes or [])
         return [self.target]
+
+    @property
+    def ordinal(self) -> bool:
+        """Classes that are numbers, in order: quadratic weighted kappa's cut points need that order."""
+        try:
+            [float(c) for c in self.classes or []]
+        except ValueError:
+            return False
+        return bool(self.classes)
 
     @property
     def positive_class(self) -> str | None:

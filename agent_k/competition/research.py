@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agent_k.competition.kinds import TaskType
+from agent_k.competition.kinds import TaskType, TimeFormat
 
 
 class ColumnProfile(BaseModel):
     name: str
-    kind: Literal["numeric", "categorical", "datetime"]
+    kind: Literal["numeric", "categorical", "datetime", "text"]
+    """`text`: free text (several words a row, many distinct values), as opposed to categories and ids."""
     missing_fraction: float
     n_unique: int
     skew: float | None = None
@@ -32,6 +33,8 @@ class TargetProfile(BaseModel):
     mean: float | None = None
     std: float | None = None
     skew: float | None = None
+    positive: bool = False
+    """A numeric target above zero everywhere (a forecast may then be a ratio to the series' level)."""
 
 
 class LeakageSuspect(BaseModel):
@@ -47,10 +50,47 @@ class DriftResult(BaseModel):
     drifted: bool
 
 
+class TimeStructure(BaseModel):
+    """What orders the rows in time, and whether the test rows are a forecast of what follows the training rows."""
+
+    columns: list[str]
+    """The time column, or a year and a month column."""
+    format: TimeFormat
+    forecast: bool
+    """The test rows lie after the training rows: validation must forecast too."""
+    keys: list[str] = Field(default_factory=list)
+    """The series: the columns that, with time, identify a row (none for a single series)."""
+    unique: bool = True
+    """Keys and time identify each training row (lag features need that)."""
+    horizon: int = 1
+    """Distinct time steps of the test rows: how far ahead a forecast reaches."""
+    season: int = 1
+    """Steps per seasonal cycle (12 for months, 7 for days, 48 for half-hours), 1 for none."""
+    reason: str = ""
+
+    def spec(self) -> dict[str, Any]:
+        """The plain dict `agent_k.ml.forecasting` and the rendered scripts read."""
+        return {"columns": self.columns, "format": self.format, "keys": self.keys, "horizon": self.horizon,
+                "season": self.season}  # fmt: skip
+
+
 class CVScheme(BaseModel):
-    kind: Literal["stratified_kfold", "kfold"]
+    kind: Literal["stratified_kfold", "kfold", "group_kfold", "stratified_group_kfold", "forward"]
     n_folds: int
     seed: int = 42
+    group_column: str | None = None
+    """The entity kept on one side of every fold (grouped kinds)."""
+    time: TimeStructure | None = None
+    """The forecast a `forward` scheme validates (its horizon is each fold's window)."""
+    gap: int = 0
+    """Steps left out between a forward fold's training rows and the rows it scores."""
+    reason: str = ""
+    """Why Research chose this validation, in a sentence."""
+
+    def plan(self) -> dict[str, Any]:
+        """The plain dict `agent_k.ml.folds.make_folds` (and the rendered scripts) read."""
+        horizon = self.time.horizon if self.time else None
+        return {"kind": self.kind, "n_folds": self.n_folds, "seed": self.seed, "horizon": horizon, "gap": self.gap}
 
 
 class ResearchFindings(BaseModel):
@@ -69,3 +109,8 @@ class ResearchFindings(BaseModel):
     """Training rows without a usable label (no id, or a target that is no label for the task)."""
     excluded: list[str] = Field(default_factory=list)
     """Feature columns the research plan leaves out (agent mode), beside ids and leakage suspects."""
+    text_columns: list[str] = Field(default_factory=list)
+    time: TimeStructure | None = None
+    """The rows' time, when one orders them (a forecast, or time-ordered rows that are not one)."""
+    group_candidates: dict[str, float] = Field(default_factory=dict)
+    """Columns of repeated entities, each with the share of test rows whose entity training never saw."""

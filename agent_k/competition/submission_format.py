@@ -48,9 +48,12 @@ def validate_frame(frame: pd.DataFrame, competition: Competition, expected_ids: 
     if missing:
         raise InvalidSubmission(f"{len(missing)} test ids are missing, e.g. {sorted(missing)[0]}")
     predictions = frame[competition.prediction_columns]
+    kind = competition.prediction
+    if kind is PredictionKind.ranked:
+        _check_ranked(predictions[competition.target], competition)
+        return
     if predictions.isna().to_numpy().any():
         raise InvalidSubmission("predictions contain missing values")
-    kind = competition.prediction
     if kind is PredictionKind.value and competition.classes is not None:
         unknown = set(normalize_labels(predictions[competition.target])) - set(competition.classes)
         if unknown:
@@ -64,3 +67,19 @@ def validate_frame(frame: pd.DataFrame, competition: Competition, expected_ids: 
         raise InvalidSubmission("predictions contain non-finite values")
     if kind is not PredictionKind.value and ((values < 0) | (values > 1)).any():
         raise InvalidSubmission("probabilities must lie in [0, 1]")
+    if competition.metric == "rmsle" and (values < 0).any():
+        raise InvalidSubmission("RMSLE takes no negative predictions")
+
+
+def _check_ranked(cells: pd.Series, competition: Competition) -> None:
+    """A ranked list per row: at most k known labels, space-separated, none twice."""
+    known, k = set(competition.classes or []), competition.top_k or 1
+    for cell in cells:
+        labels = str(cell).split() if cell == cell else []
+        if not labels:
+            raise InvalidSubmission("a row ranks no label")
+        if len(labels) > k or len(set(labels)) != len(labels):
+            raise InvalidSubmission(f"a row must rank at most {k} distinct labels, got {cell!r}")
+        unknown = set(labels) - known
+        if unknown:
+            raise InvalidSubmission(f"unknown class labels: {sorted(unknown)[:5]}")

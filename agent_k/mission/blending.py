@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import IO
 
 from agent_k._blocking import run_blocking
 from agent_k.competition import InvalidSubmission
@@ -31,7 +30,7 @@ from agent_k.ml.ensemble import MAX_MEMBERS, Blend, select_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, read_oof
 from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.render import FOLD_AVERAGE_ROWS
-from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, parse_output
+from agent_k.ml.sandbox import UntrustedOutput
 from agent_k.ml.search import improved, niche_elites
 from agent_k.store.status import CandidateStatus
 
@@ -169,16 +168,13 @@ async def _out_of_fold(
 ) -> tuple[CompetitionData, dict[str, OutOfFold]]:
     """The competition's data and each pool member's out-of-fold predictions (read as untrusted files)."""
     assert state.selected_competition is not None and state.data_dir is not None
-    data = await asyncio.to_thread(CompetitionData.load, state.selected_competition, Path(state.data_dir))
+    findings = state.research_findings
+    assert findings is not None
+    data = await asyncio.to_thread(CompetitionData.load, state.selected_competition, Path(state.data_dir), findings.cv)
     oofs: dict[str, OutOfFold] = {}
-    cap = MAX_FILE_MB * 2**20
-
-    def parse(buffer: IO[bytes]) -> OutOfFold:
-        return read_oof(data, buffer)
-
     for candidate in pool:
         try:
-            oofs[candidate.key] = await parse_output(candidate.folder / "oof.csv", parse, max_bytes=cap)
+            oofs[candidate.key] = await read_oof(data, candidate.folder / "oof.csv")
         except (InvalidSubmission, UntrustedOutput):
             continue  # its files are gone (e.g. a cleaned-up folder): blend the others
     return data, oofs

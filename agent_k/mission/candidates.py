@@ -181,6 +181,7 @@ def candidate_limits(
         threads=threads,
         sandbox=None if forced == "auto" else forced,  # on a Dask worker: that machine's best
         allow_unsandboxed_code=state.allow_unsandboxed_code,
+        user=ctx.settings.sandbox_user,
     )
 
 
@@ -274,7 +275,7 @@ async def evaluate_proposals(
     assert competition is not None and findings is not None and state.data_dir is not None
     history = await archive(ctx, state)
     known = {c.key: c for c in history}
-    data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir))
+    data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir), findings.cv)
     size = sizing(ctx, state, parallel)
     parallel = size.parallel
     threads = max(1, ctx.settings.parallel_evaluations // max(1, min(parallel, len(proposals))))

@@ -169,7 +169,7 @@ def check_sandbox(settings: Settings) -> None:
     from agent_k.ml.sandbox import SandboxUnavailable, choose
 
     try:
-        choose(settings.sandbox)
+        choose(settings.sandbox, settings.sandbox_user)
     except SandboxUnavailable as exc:
         raise LaunchError(str(exc)) from None
 

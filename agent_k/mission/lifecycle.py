@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+from agent_k.config import BudgetClockKind
 from agent_k.events.models import (
     ApprovalRequested,
     MissionCancelled,
@@ -81,12 +82,21 @@ def book_usage(state: MissionState, phase: Phase, *, tokens: int, requests: int,
     budget.cost_usd = round(budget.cost_usd + cost_usd, 8)
 
 
-def charge_lost_time(state: MissionState, phase: Phase, row: MissionRow, snapshot: SnapshotRow) -> None:
-    """A step that stopped without finishing (its process died, or it was cancelled) still spent its time."""
+def charge_lost_time(
+    state: MissionState, phase: Phase, row: MissionRow, snapshot: SnapshotRow, *, clock: BudgetClockKind = "running"
+) -> None:
+    """A step that stopped without finishing (its process died, or it was cancelled) still spent its time: up
+    to its process's last heartbeat, since the budget measures the mission's own running time. The time between
+    a death and the resume is the fleet's, not the mission's; under the `wall` clock it is charged too."""
     if snapshot.status not in (StepStatus.running, StepStatus.cancelled):
         return
     started = as_utc(snapshot.started_at)
-    stopped = as_utc(snapshot.finished_at if snapshot.status == StepStatus.cancelled else row.updated_at)
+    if snapshot.status == StepStatus.cancelled:
+        stopped = as_utc(snapshot.finished_at)
+    elif clock == "wall":
+        stopped = datetime.now(UTC)
+    else:
+        stopped = as_utc(row.heartbeat_at or row.updated_at)
     lost = (stopped - started).total_seconds() if started and stopped else 0.0
     state.budget.spent_s[phase] = state.budget.spent_s.get(phase, 0.0) + max(0.0, lost)
 

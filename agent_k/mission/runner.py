@@ -73,6 +73,8 @@ def sandbox_warnings(sandbox: SandboxChoice, state: MissionState) -> list[str]:
             else "model-written code will not run"
         )
         warnings.append(f"candidates run in the basic sandbox, without bubblewrap ({sandbox.reason}); {code}")
+        if sandbox.runs_as_root:
+            warnings.append("AGENT-K runs as root without bubblewrap: its candidates run as root (docs/security.md)")
     if not sandbox.memory_capped:
         warnings.append("no memory cgroup can be made here: each candidate process is capped on its own (RLIMIT_AS)")
     return warnings
@@ -140,7 +142,7 @@ class MissionRunner:
                 return await self._drive(state, self.phases[0](), None, 1, setup)
             state = MissionState.model_validate_json(snapshot.state_json)
             node = TypeAdapter(self.node_types[snapshot.node_kind]).validate_json(snapshot.node_json)
-            lifecycle.charge_lost_time(state, node.phase, row, snapshot)
+            lifecycle.charge_lost_time(state, node.phase, row, snapshot, clock=self.settings.budget_clock)
             if snapshot.status == StepStatus.running:
                 await asyncio.to_thread(
                     self.store.end_step, snapshot.id or 0, StepStatus.interrupted, "the process running this step died"
@@ -149,7 +151,7 @@ class MissionRunner:
 
     def _sandbox(self, mission_id: str) -> SandboxChoice:
         try:
-            return choose(self.settings.sandbox)
+            return choose(self.settings.sandbox, self.settings.sandbox_user)
         except SandboxUnavailable as exc:
             raise MissionError(f"mission '{mission_id}' cannot run here: {exc}") from None
 

@@ -111,6 +111,10 @@ class MissionState(BaseModel):
     budget: BudgetLedger
     phase_history: list[PhaseRecord] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
+    prior_reason: str | None = None
+    """Why Prototype's baseline is the training prior (None: a model's)."""
+    notes: list[str] = Field(default_factory=list)
+    """What a user should know of a mission that succeeded: e.g. that it submitted the training prior."""
     consecutive_failures: dict[Phase, int] = Field(default_factory=dict)
     """Failed steps in a row per phase (amphiflow: at `max_consecutive_fallbacks` the phase runs as its agent)."""
 
@@ -131,6 +135,7 @@ class MissionResult(Scores):
     error: str | None = None
     """A reason code such as `illegal_phase_transition` or `no_valid_baseline`."""
     detail: str | None = None
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def scores(self) -> Scores:
@@ -162,4 +167,5 @@ class MissionResult(Scores):
             phases_completed=list(state.phases_completed),
             error=error,
             detail=detail,
+            notes=list(state.notes),
         )

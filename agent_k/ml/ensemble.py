@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from agent_k.ml.evaluate import CompetitionData, OutOfFold, fold_scores, oof_truth
+from agent_k.competition import metrics
+from agent_k.ml.evaluate import CompetitionData, OutOfFold, fold_scores, needs_rule, oof_truth
 
 ROUNDS = 25
 MAX_MEMBERS = 7
@@ -53,9 +54,20 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
     like, truth = pool[first], oof_truth(data, pool[first])
     values = {key: oof.predictions.to_numpy(dtype=float) for key, oof in pool.items()}
 
+    by_log_loss = needs_rule(spec)
+
     def score(counts: dict[str, int]) -> tuple[float, list[float]]:
-        scores = fold_scores(data, _blend(values, counts, like), truth=truth)
+        """The mix's CV (its log loss, where the metric scores labels by fitted rules: a proper score of the
+        probabilities being mixed, and a hundred rule fits cheaper)."""
+        mixed = _blend(values, counts, like)
+        if by_log_loss:
+            loss = metrics.log_loss(spec, truth, mixed.predictions)
+            return -loss, [-loss]
+        scores = fold_scores(data, mixed, truth=truth)
         return float(np.mean(scores)), scores
+
+    def better(a: float, b: float) -> bool:
+        return a > b if by_log_loss or spec.maximize else a < b
 
     counts = {first: 1}
     best_mean, best_scores = score(counts)
@@ -66,17 +78,22 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
             break
         options = [k for k in pool if k in counts or len(counts) < MAX_MEMBERS]
         trials = [(score({**counts, key: counts.get(key, 0) + 1}), key) for key in options]
-        (mean, scores), key = max(trials, key=lambda t: t[0][0] if spec.maximize else -t[0][0])
+        (mean, scores), key = max(trials, key=lambda t: t[0][0] if by_log_loss or spec.maximize else -t[0][0])
         counts[key] = counts.get(key, 0) + 1
-        if spec.better(mean, best_mean):
+        if better(mean, best_mean):
             best_mean, best_scores, best_counts, stale = mean, scores, dict(counts), 0
         else:
             stale += 1
     if len(best_counts) < 2:
         return None
+    blended = _blend(values, best_counts, like)
+    if by_log_loss:
+        best_scores = fold_scores(data, blended, truth=truth)
+        if not spec.better(float(np.mean(best_scores)), float(np.mean(fold_scores(data, pool[first], truth=truth)))):
+            return None
     return Blend(
         keys=tuple(best_counts),
         weights=tuple(float(n) for n in best_counts.values()),
         fold_scores=[round(s, 6) for s in best_scores],
-        oof=_blend(values, best_counts, like),
+        oof=blended,
     )

@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 import pandas as pd
 
 from agent_k.competition import Competition, InvalidSubmission, PredictionKind, TaskType, metrics
+from agent_k.competition.decision import Rule, apply_rule, fit_rule
+from agent_k.competition.kinds import RULE_METRICS
 from agent_k.competition.research import CVScheme
-from agent_k.competition.submission_format import read_submission
+from agent_k.competition.submission_format import validate_frame
+from agent_k.ml.folds import scored_rows
 from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.render import render_solution
-from agent_k.ml.sandbox import Job, Limits, Runner, UntrustedOutput, parse_output, run_sandboxed
+from agent_k.ml.sandbox import Job, Limits, Runner, TableShape, UntrustedOutput, run_sandboxed, shared_reader
+from agent_k.ml.splits import fold_columns, splits
 from agent_k.ml.tables import has_tables, read_table
 from agent_k.store.status import CandidateStatus
 
 SUBMISSION, OOF = "submission.csv", "oof.csv"
+NUMBER_CHARS = 40
+"""Room a number takes in a CSV cell (repr of a float64 is at most 24 characters; the rest is slack)."""
+HEADER_SLACK_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -27,15 +36,50 @@ class CompetitionData:
 
     spec: Competition
     data_dir: Path
-    train_target: pd.Series  # indexed by normalised id
+    train_target: pd.Series | pd.DataFrame
+    """Indexed by normalised id: the target, or a frame of several target columns."""
     test_ids: pd.Series
+    scored_ids: pd.Index | None = None
+    """The training ids some fold scores, in train order (None: every row; a forward scheme skips its earliest)."""
 
     @classmethod
-    def load(cls, spec: Competition, data_dir: Path) -> CompetitionData:
-        train = read_table(data_dir, "train.csv", [spec.id_column, spec.target])
+    def load(cls, spec: Competition, data_dir: Path, cv: CVScheme | None = None) -> CompetitionData:
+        columns = list(dict.fromkeys([spec.id_column, *spec.target_columns, *(fold_columns(spec, cv) if cv else [])]))
+        train = read_table(data_dir, "train.csv", columns)
         test = read_table(data_dir, "test.csv", [spec.id_column])
-        target = train[spec.target].set_axis(metrics.normalize_labels(train[spec.id_column]))
-        return cls(spec, data_dir, target, test[spec.id_column])
+        ids = metrics.normalize_labels(train[spec.id_column])
+        target = train[spec.target] if spec.targets is None else train[spec.target_columns]
+        scored = None
+        if cv is not None and cv.kind == "forward":
+            scored = pd.Index(ids.iloc[np.sort(scored_rows(splits(train, spec, cv)))])
+        return cls(spec, data_dir, target.set_axis(ids), test[spec.id_column], scored)
+
+    @property
+    def expected_ids(self) -> pd.Index:
+        """The ids a complete set of out-of-fold predictions covers, in train order."""
+        return self.train_target.index if self.scored_ids is None else self.scored_ids
+
+    @cached_property
+    def id_chars(self) -> int:
+        """The longest id, as text: what bounds an id cell of a candidate's CSV."""
+        ids = pd.concat([self.train_target.index.to_series(), self.test_ids.astype(str)])
+        return int(ids.str.len().max()) if len(ids) else 1
+
+    def shape(self, columns: list[str], rows: int) -> TableShape:
+        """What a candidate's CSV with these columns and at most `rows` rows may look like: its header, and the
+        bytes those rows can take (ids and class labels at their longest, numbers at a float's longest, each
+        doubled for quoting)."""
+        labels = max((len(c) for c in self.spec.classes or []), default=0)
+        value = max(NUMBER_CHARS, 2 * labels + 3)
+        row = 2 * self.id_chars + 3 + value * (len(columns) - 1) + 2
+        return TableShape(tuple(columns), rows, HEADER_SLACK_BYTES + 2 * rows * row)
+
+    def oof_shape(self) -> TableShape:
+        return self.shape([self.spec.id_column, "fold", *oof_columns(self.spec)], len(self.expected_ids))
+
+    def submission_shape(self, rows: int | None = None) -> TableShape:
+        rows = len(self.test_ids) if rows is None else rows
+        return self.shape([self.spec.id_column, *self.spec.prediction_columns], rows)
 
 
 @dataclass
@@ -64,63 +108,112 @@ class OutOfFold:
 
 
 def oof_columns(spec: Competition) -> list[str]:
-    return [spec.target] if spec.task is TaskType.regression else list(spec.classes or [])
+    """A candidate's out-of-fold columns: its values, or one probability column per class."""
+    if spec.task in (TaskType.regression, TaskType.multioutput, TaskType.multilabel):
+        return spec.target_columns
+    return list(spec.classes or [])
 
 
-def as_predictions(spec: Competition, predictions: pd.DataFrame) -> pd.DataFrame:
-    """Out-of-fold columns in the competition's submission format (a label, P(positive) or per-class)."""
-    if spec.task is TaskType.regression or spec.prediction is PredictionKind.probabilities:
+def as_predictions(spec: Competition, predictions: pd.DataFrame, rule: Rule | None = None) -> pd.DataFrame:
+    """Out-of-fold columns in the competition's submission format: values, P(positive), per-class
+    probabilities, labels (by `rule`, a decision rule fitted on other rows), or the k most probable labels."""
+    if spec.task in (TaskType.regression, TaskType.multioutput, TaskType.multilabel):
         return predictions
-    classes = list(spec.classes or [])
+    if spec.prediction is PredictionKind.probabilities:
+        return predictions
+    classes = np.asarray(spec.classes or [])
+    matrix = predictions[list(classes)].to_numpy(dtype=float)
     if spec.prediction is PredictionKind.value:
-        return pd.DataFrame({spec.target: np.asarray(classes)[predictions[classes].to_numpy().argmax(axis=1)]})
-    return pd.DataFrame({spec.target: predictions[classes[-1]]})
+        return pd.DataFrame({spec.target: classes[apply_rule(rule, matrix)]})
+    if spec.prediction is PredictionKind.ranked:
+        best = np.argsort(-matrix, axis=1, kind="stable")[:, : spec.top_k or 1]
+        return pd.DataFrame({spec.target: [" ".join(classes[row]) for row in best]})
+    return pd.DataFrame({spec.target: matrix[:, -1]})
 
 
-def read_oof(data: CompetitionData, source: Path | IO[bytes], *, complete: bool = True) -> OutOfFold:
-    """Read and check an out-of-fold file. Complete: every train row exactly once, in train order."""
+def needs_rule(spec: Competition) -> bool:
+    """Whether predictions become labels by a fitted decision rule (a label metric of a classifier)."""
+    return spec.metric in RULE_METRICS and spec.task in (TaskType.binary, TaskType.multiclass)
+
+
+def decision_rule(data: CompetitionData, oof: OutOfFold, rows: np.ndarray | None = None) -> Rule | None:
+    """The decision rule fitted on these out-of-fold rows (all, when `rows` is None); None where none is
+    needed."""
     spec = data.spec
-    try:
-        oof = pd.read_csv(source)
-    except (OSError, ValueError) as exc:
-        raise InvalidSubmission(f"cannot read out-of-fold predictions: {exc}") from exc
+    if not needs_rule(spec):
+        return None
+    truth, matrix = oof_truth(data, oof), oof.predictions[list(spec.classes or [])].to_numpy(dtype=float)
+    codes = metrics.class_codes(spec, truth)  # type: ignore[arg-type]
+    if rows is not None:
+        codes, matrix = codes[rows], matrix[rows]
+    return fit_rule(spec.metric, codes, matrix, metrics.class_values(spec))
+
+
+async def read_oof(
+    data: CompetitionData, path: Path, *, complete: bool = True, left_out: Mapping[str, str] | None = None
+) -> OutOfFold:
+    """A candidate's out-of-fold file, parsed by a reader process and checked (`check_oof`)."""
+    frame = await shared_reader().table(path, data.oof_shape(), left_out=left_out)
+    return await asyncio.to_thread(check_oof, data, frame, complete=complete)
+
+
+def check_oof(data: CompetitionData, oof: pd.DataFrame, *, complete: bool = True) -> OutOfFold:
+    """Check out-of-fold predictions. Complete: every train row exactly once, in train order."""
+    spec = data.spec
     expected = [spec.id_column, "fold", *oof_columns(spec)]
     if list(oof.columns) != expected:
         raise InvalidSubmission(f"out-of-fold columns must be {expected}, got {list(oof.columns)}")
     ids = metrics.normalize_labels(oof[spec.id_column])
-    known = set(data.train_target.index)
+    known = set(data.expected_ids)
     if ids.duplicated().any() or not set(ids) <= known or (complete and len(ids) != len(known)):
-        raise InvalidSubmission("out-of-fold predictions must cover every training row exactly once")
+        raise InvalidSubmission("out-of-fold predictions must cover every row a fold scores exactly once")
     predictions = oof[oof_columns(spec)]
     values = predictions.to_numpy(dtype=float)
     if not np.isfinite(values).all():
         raise InvalidSubmission("out-of-fold predictions contain missing or non-finite values")
     if complete:
-        order = pd.Series(np.arange(len(ids)), index=ids.to_numpy()).loc[data.train_target.index].to_numpy()
+        order = pd.Series(np.arange(len(ids)), index=ids.to_numpy()).loc[data.expected_ids].to_numpy()
         oof = oof.iloc[order].reset_index(drop=True)
         ids, predictions = ids.iloc[order].reset_index(drop=True), predictions.iloc[order].reset_index(drop=True)
     return OutOfFold(ids.to_numpy(), oof["fold"].to_numpy(), predictions)
 
 
-def fold_scores(data: CompetitionData, oof: OutOfFold, *, truth: pd.Series | None = None) -> list[float]:
-    """The metric on each fold; `truth` is `oof_truth(data, oof)` when the caller scores many blends of it."""
+async def read_predictions(
+    data: CompetitionData, path: Path, ids: pd.Series, *, left_out: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """A candidate's predictions for `ids` (a submission, or a fold's held-out rows), parsed by a reader process
+    and checked against the submission format; indexed by id in the order of `ids`."""
+    frame = await shared_reader().table(path, data.submission_shape(len(ids)), left_out=left_out)
+
+    def check() -> pd.DataFrame:
+        validate_frame(frame, data.spec, ids)
+        return frame.set_index(data.spec.id_column).loc[ids.to_numpy()]
+
+    return await asyncio.to_thread(check)
+
+
+def fold_scores(data: CompetitionData, oof: OutOfFold, *, truth: pd.Series | pd.DataFrame | None = None) -> list[float]:
+    """The metric on each fold; `truth` is `oof_truth(data, oof)` when the caller scores many blends of it.
+    Where labels come by a decision rule, each fold's rule is fitted on the other folds: never on the rows it
+    labels."""
     y_true = oof_truth(data, oof) if truth is None else truth
-    predictions = as_predictions(data.spec, oof.predictions)
     scores = []
     for fold in sorted(np.unique(oof.folds)):
         rows = oof.folds == fold
-        scores.append(metrics.score(data.spec, y_true[rows], predictions[rows].reset_index(drop=True)))
+        rule = decision_rule(data, oof, ~rows) if needs_rule(data.spec) and (~rows).any() else None
+        predictions = as_predictions(data.spec, oof.predictions[rows].reset_index(drop=True), rule)
+        scores.append(metrics.score(data.spec, y_true[rows], predictions))
     return scores
 
 
 def oof_log_loss(data: CompetitionData, oof: OutOfFold) -> float | None:
     """The out-of-fold log loss of a classifier (None for regression)."""
-    if data.spec.task is TaskType.regression:
+    if data.spec.task in (TaskType.regression, TaskType.multioutput):
         return None
     return metrics.log_loss(data.spec, oof_truth(data, oof), oof.predictions)
 
 
-def oof_truth(data: CompetitionData, oof: OutOfFold) -> pd.Series:
+def oof_truth(data: CompetitionData, oof: OutOfFold) -> pd.Series | pd.DataFrame:
     """The labels of the out-of-fold rows, in their order."""
     return data.train_target.loc[oof.ids].reset_index(drop=True)
 
@@ -159,7 +252,8 @@ async def evaluate(
     if partial:
         args.append("--cv-only")
         outputs.remove(SUBMISSION)
-    job = Job(script=script, data=data.data_dir, args=tuple(args), outputs=tuple(outputs))
+    shapes = {OOF: data.oof_shape(), SUBMISSION: data.submission_shape()}
+    job = Job(script=script, data=data.data_dir, args=tuple(args), outputs={o: shapes[o].max_bytes for o in outputs})
     result = await run(job, workdir=workdir, limits=limits)
     evaluation = Evaluation(
         status=CandidateStatus.failed, runtime_s=result.runtime_s, script_path=script, peak_mb=result.peak_mb
@@ -167,25 +261,16 @@ async def evaluate(
     if not result.ok:
         evaluation.error = result.failure_reason()
         return evaluation
-    cap = limits.file_size_mb * 1024 * 1024
     try:
         if folds != 0:
-
-            def score(buffer: IO[bytes]) -> tuple[list[float], float | None]:
-                oof = read_oof(data, buffer, complete=not partial)
-                return fold_scores(data, oof), oof_log_loss(data, oof)
-
-            scores, log_loss = await parse_output(workdir / OOF, score, max_bytes=cap, left_out=result.left_out)
+            oof = await read_oof(data, workdir / OOF, complete=not partial, left_out=result.left_out)
+            scores, log_loss = await asyncio.to_thread(lambda: (fold_scores(data, oof), oof_log_loss(data, oof)))
             evaluation.fold_scores = [round(s, 6) for s in scores]
             evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
             evaluation.log_loss = None if log_loss is None else round(log_loss, 6)
             evaluation.oof_path = workdir / OOF
         if not partial:
-
-            def check(buffer: IO[bytes]) -> None:
-                read_submission(buffer, data.spec, data.test_ids)
-
-            await parse_output(workdir / SUBMISSION, check, max_bytes=cap, left_out=result.left_out)
+            await read_predictions(data, workdir / SUBMISSION, data.test_ids, left_out=result.left_out)
             evaluation.submission_path = workdir / SUBMISSION
     except (InvalidSubmission, UntrustedOutput) as exc:
         evaluation.error = str(exc)

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import CompetitionData, Evaluation, evaluate
 from agent_k.ml.harness import evaluate_script
-from agent_k.ml.recipes import Script, Solution
+from agent_k.ml.prior import evaluate_prior
+from agent_k.ml.recipes import Prior, Script, Solution
 from agent_k.ml.sandbox import Limits, Runner, run_sandboxed
 from agent_k.ml.sandbox.warm import WarmPool
 
@@ -31,7 +32,10 @@ async def evaluate_solution(
     run: Runner = run_sandboxed,
 ) -> Evaluation:
     """Our template cross-validates itself (through `run`, which may be a warm worker); an agent's script goes
-    through the harness instead, each run in a sandbox of its own, and is never screened on a sample of rows."""
+    through the harness instead, each run in a sandbox of its own, and is never screened on a sample of rows;
+    the training prior is computed here, in this process."""
+    if isinstance(solution, Prior):
+        return await evaluate_prior(data, cv, workdir)
     if isinstance(solution, Script):
         return await evaluate_script(solution, data, cv, workdir, limits, folds=folds)
     return await evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, run=run)

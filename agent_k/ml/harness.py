@@ -3,7 +3,8 @@
 For each fold the harness writes a folder with `train.csv` (the other folds, target included) and `test.csv`
 (the held-out rows, target removed), runs `solution.py --data FOLD --out predictions.csv` in the sandbox, and
 scores the predictions against the held-out labels with our metric. The folds are the ones the template's own
-CV uses. A final run on the real data writes the submission.
+CV uses (`agent_k.ml.splits`), forward-chaining and grouped ones included, so a script can never train on the
+rows it is scored on. A final run on the real data writes the submission.
 
 Model-written code runs only in bubblewrap, unless the user explicitly allowed the basic sandbox.
 """
@@ -14,19 +15,17 @@ import asyncio
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import KFold, StratifiedKFold
 
-from agent_k.competition import InvalidSubmission, TaskType, metrics
+from agent_k.competition import InvalidSubmission, metrics
 from agent_k.competition.research import CVScheme
-from agent_k.competition.submission_format import read_submission
-from agent_k.ml.evaluate import SUBMISSION, CompetitionData, Evaluation
+from agent_k.ml.evaluate import SUBMISSION, CompetitionData, Evaluation, read_predictions
 from agent_k.ml.labels import labelled, reinfer
 from agent_k.ml.recipes import Script
-from agent_k.ml.sandbox import Job, Limits, UntrustedOutput, bwrap, parse_output, resolve, run_sandboxed
+from agent_k.ml.sandbox import Job, Limits, UntrustedOutput, bwrap_problem, resolve, run_sandboxed
+from agent_k.ml.splits import splits
 from agent_k.store.status import CandidateStatus
 
 PREDICTIONS = "predictions.csv"
@@ -38,27 +37,25 @@ class _ScriptFailed(Exception):
 
 def refusal(limits: Limits) -> str | None:
     """Why model-written code may not run under these limits here (None: it may)."""
-    if resolve(limits.sandbox) == "bwrap" or limits.allow_unsandboxed_code:
+    if resolve(limits.sandbox, limits.user) == "bwrap" or limits.allow_unsandboxed_code:
         return None
-    why = bwrap.problem() or "AGENT_K_SANDBOX=basic"
+    why = bwrap_problem(limits.user) or "AGENT_K_SANDBOX=basic"
     return f"refused: model-written code runs only in the bubblewrap sandbox ({why}); --allow-unsandboxed-code"
 
 
-def _splits(train: pd.DataFrame, data: CompetitionData, cv: CVScheme) -> list[tuple[np.ndarray, np.ndarray]]:
-    target = train[data.spec.target]
-    if data.spec.task is TaskType.regression or cv.kind == "kfold":
-        return list(KFold(cv.n_folds, shuffle=True, random_state=cv.seed).split(train))
-    return list(StratifiedKFold(cv.n_folds, shuffle=True, random_state=cv.seed).split(train, target))
-
-
 def _write_fold(
-    train: pd.DataFrame, fit_rows: np.ndarray, held_out: pd.DataFrame, target: str, folder: Path, kept: pd.DataFrame
+    train: pd.DataFrame,
+    fit_rows: np.ndarray,
+    held_out: pd.DataFrame,
+    targets: list[str],
+    folder: Path,
+    kept: pd.DataFrame,
 ) -> None:
     """The fold's files: the training rows (after the file's unlabelled rows, as they were) and the held-out
-    rows without their target."""
+    rows without their targets."""
     folder.mkdir(exist_ok=True)
     pd.concat([kept, train.iloc[fit_rows]]).to_csv(folder / "train.csv", index=False)
-    held_out.drop(columns=[target]).to_csv(folder / "test.csv", index=False)
+    held_out.drop(columns=targets).to_csv(folder / "test.csv", index=False)
 
 
 async def _predict(
@@ -68,16 +65,12 @@ async def _predict(
     left = deadline - time.monotonic()
     if left <= 0:
         raise _ScriptFailed("timed out")
-    job = Job(script=script, data=inputs, args=("--out", PREDICTIONS), outputs=(PREDICTIONS,))
+    cap = data.submission_shape(len(ids)).max_bytes
+    job = Job(script=script, data=inputs, args=("--out", PREDICTIONS), outputs={PREDICTIONS: cap}, untrusted=True)
     result = await run_sandboxed(job, workdir=folder, limits=replace(limits, timeout_s=left))
     if not result.ok:
         raise _ScriptFailed(result.failure_reason())
-
-    def check(buffer: IO[bytes]) -> pd.DataFrame:
-        return read_submission(buffer, data.spec, ids)
-
-    cap = limits.file_size_mb * 1024 * 1024
-    return await parse_output(folder / PREDICTIONS, check, max_bytes=cap, left_out=result.left_out)
+    return await read_predictions(data, folder / PREDICTIONS, ids, left_out=result.left_out)
 
 
 async def evaluate_script(
@@ -96,16 +89,17 @@ async def evaluate_script(
         return evaluation
     spec = data.spec
     train, kept = await asyncio.to_thread(_labelled_rows, data)
-    splits = _splits(train, data, cv)[: folds or cv.n_folds] if folds != 0 else []
+    cut = splits(train, spec, cv)[: folds or cv.n_folds] if folds != 0 else []
     step = "final fit"
     try:
-        for k, (fit_rows, held_out_rows) in enumerate(splits):
+        for k, (fit_rows, held_out_rows) in enumerate(cut):
             step, folder, held_out = f"fold {k}", workdir / f"fold{k}", train.iloc[held_out_rows]
-            await asyncio.to_thread(_write_fold, train, fit_rows, held_out, spec.target, folder, kept)
+            await asyncio.to_thread(_write_fold, train, fit_rows, held_out, spec.target_columns, folder, kept)
             predictions = await _predict(data, script, folder, folder, limits, deadline, held_out[spec.id_column])
-            truth = held_out[spec.target].reset_index(drop=True)
+            truth = held_out[spec.target] if spec.targets is None else held_out[spec.target_columns]
+            truth = truth.reset_index(drop=True)
             evaluation.fold_scores.append(round(metrics.score(spec, truth, predictions.reset_index(drop=True)), 6))
-        if splits:
+        if cut:
             evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
         if not folds:
             step = "final fit"

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition import Competition, TaskType
+from agent_k.competition.columns import looks_like_dates, looks_like_text
 from agent_k.competition.metrics import normalize_labels
 from agent_k.competition.research import (
     ColumnProfile,
@@ -16,17 +17,21 @@ from agent_k.competition.research import (
     LeakageSuspect,
     ResearchFindings,
     TargetProfile,
+    TimeStructure,
 )
 from agent_k.ml.labels import labelled, reinfer
+from agent_k.ml.shapes import find_time, group_candidates, grouping
 
 LEAKAGE_THRESHOLD = 0.99
 LEAKAGE_SAMPLE_ROWS = 5000
-DATE_SAMPLE_ROWS = 200
 DRIFT_THRESHOLD = 0.1
 DRIFT_P_VALUE = 0.01
 DRIFT_SAMPLE_ROWS = 50_000
 """Distribution statistics (drift) are computed on a sample; cardinality, missingness and ids on all rows."""
 CODE_MIN_LEVELS = 10
+FORWARD_FOLDS = 3
+TEXT_FIVE_FOLDS_ROWS = 5_000
+"""Text models cost more a fold: above this many rows, three folds."""
 
 
 def _number(value: object) -> float:
@@ -55,12 +60,13 @@ def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Resea
 
 
 def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> ResearchFindings:
-    features = [c for c in train.columns if c not in (spec.id_column, spec.target)]
+    features = [c for c in train.columns if c not in (spec.id_column, *spec.target_columns)]
     columns = [_column_profile(train[c]) for c in features]
-    id_like = [spec.id_column, *[c.name for c in columns if _looks_like_id(train[c.name], c)]]
+    text = [c.name for c in columns if c.kind == "text"]
+    id_like = [spec.id_column, *[c.name for c in columns if c.kind != "text" and _looks_like_id(train[c.name], c)]]
     for column in columns:
         column.code = column.name not in id_like and _looks_like_code(train[column.name], column)
-    candidates = [c for c in features if c not in id_like]
+    candidates = [c for c in features if c not in id_like and c not in text]
     single_scores = _single_column_scores(spec, train, candidates)
     for column in columns:
         column.single_column_score = single_scores.get(column.name)
@@ -71,32 +77,58 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Rese
     ]
     train_sample, test_sample = _sample(train, DRIFT_SAMPLE_ROWS), _sample(test, DRIFT_SAMPLE_ROWS)
     drift = [_drift(train_sample[c], test_sample[c]) for c in candidates if c in test.columns]
-    cv = CVScheme(
-        kind="kfold" if spec.task is TaskType.regression else "stratified_kfold",
-        n_folds=3 if len(train) > 20_000 else 5,
-    )
+    skip = {*id_like, *text, *(s.column for s in leaks)}
+    time = find_time(spec, train, test, columns, skip)
+    groups = group_candidates(train, test, columns, skip - {spec.id_column} | set(time.columns if time else []))
     findings = ResearchFindings(
         n_train=len(train),
         n_test=len(test),
         columns=columns,
-        target=_target_profile(spec, train[spec.target]),
+        target=_target_profile(spec, train),
         id_like=id_like,
         leakage_suspects=[s.column for s in leaks],
         leakage_details=leaks,
         drift=drift,
-        cv=cv,
-        model_families=_recommended_families(spec, train, columns),
+        cv=_validation(spec, train, time, groups),
+        model_families=_recommended_families(spec, train, columns, time),
+        text_columns=text,
+        time=time,
+        group_candidates=groups,
     )
     findings.notes = _notes(findings)
     return findings
 
 
+def _validation(
+    spec: Competition, train: pd.DataFrame, time: TimeStructure | None, groups: dict[str, float]
+) -> CVScheme:
+    """Folds that validate as the test is drawn: forward chaining for a forecast, entities held out together
+    when the test is new entities, else shuffled (stratified for classes)."""
+    text = any(looks_like_text(train[c]) for c in train.columns if c not in spec.target_columns)
+    n_folds = 3 if len(train) > 20_000 or (text and len(train) > TEXT_FIVE_FOLDS_ROWS) else 5
+    classes = spec.task in (TaskType.binary, TaskType.multiclass)
+    if time is not None and time.forecast:
+        return CVScheme(kind="forward", n_folds=FORWARD_FOLDS, time=time, reason=time.reason)
+    group, why = grouping(groups)
+    if spec.group_column and spec.group_column in train.columns:
+        group = spec.group_column
+        why = f"the competition names '{group}' as its entities: grouped folds hold each one out together"
+    if group is not None:
+        kind = "stratified_group_kfold" if classes else "group_kfold"
+        return CVScheme(kind=kind, n_folds=n_folds, group_column=group, reason=why)
+    reason = why or (time.reason if time else "the rows come in no particular order: shuffled folds")
+    kind = "stratified_kfold" if classes else "kfold"
+    return CVScheme(kind=kind, n_folds=n_folds, reason=reason)
+
+
 def _column_profile(values: pd.Series) -> ColumnProfile:
     numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
     skew = _number(values.skew()) if numeric and values.nunique() > 2 else None
-    kind: Literal["numeric", "categorical", "datetime"] = "numeric" if numeric else "categorical"
-    if not numeric and _looks_like_dates(values):
+    kind: Literal["numeric", "categorical", "datetime", "text"] = "numeric" if numeric else "categorical"
+    if not numeric and looks_like_dates(values):
         kind = "datetime"
+    elif not numeric and looks_like_text(values):
+        kind = "text"
     return ColumnProfile(
         name=str(values.name),
         kind=kind,
@@ -105,15 +137,6 @@ def _column_profile(values: pd.Series) -> ColumnProfile:
         skew=None if skew is None or not np.isfinite(skew) else round(skew, 3),
         positive=bool(numeric and values.notna().any() and values.min() > 0),
     )
-
-
-def _looks_like_dates(values: pd.Series) -> bool:
-    """Text that parses as dates (ISO, or one consistent day/month layout) in at least 95% of a sample."""
-    sample = values.dropna().astype(str).head(DATE_SAMPLE_ROWS)
-    if sample.empty or not sample.str.contains(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}", regex=True).all():
-        return False
-    parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
-    return bool(parsed.notna().mean() >= 0.95)
 
 
 def _looks_like_id(values: pd.Series, column: ColumnProfile) -> bool:
@@ -140,10 +163,18 @@ def _sample(frame: pd.DataFrame, rows: int) -> pd.DataFrame:
     return frame if len(frame) <= rows else frame.sample(rows, random_state=0)
 
 
-def _target_profile(spec: Competition, target: pd.Series) -> TargetProfile:
+def _target_profile(spec: Competition, train: pd.DataFrame) -> TargetProfile:
+    if spec.task in (TaskType.multilabel, TaskType.multioutput):
+        means = {c: round(_number(train[c].mean()), 4) for c in spec.target_columns}
+        return TargetProfile(task=spec.task, class_counts={c: int(train[c].notna().sum()) for c in means}, mean=None)
+    target = train[spec.target]
     if spec.task is TaskType.regression:
         return TargetProfile(
-            task=spec.task, mean=_number(target.mean()), std=_number(target.std()), skew=_number(target.skew())
+            task=spec.task,
+            mean=_number(target.mean()),
+            std=_number(target.std()),
+            skew=_number(target.skew()),
+            positive=bool(target.min() > 0),
         )
     counts = normalize_labels(target).value_counts()
     return TargetProfile(
@@ -163,7 +194,7 @@ def _single_column_scores(spec: Competition, train: pd.DataFrame, columns: list[
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     sample = train.sample(min(len(train), LEAKAGE_SAMPLE_ROWS), random_state=0)
-    regression = spec.task is TaskType.regression
+    regression = spec.task in (TaskType.regression, TaskType.multioutput)
     y = sample[spec.target] if regression else normalize_labels(sample[spec.target])
     if not regression and y.value_counts().min() < 3:
         return {}
@@ -205,16 +236,25 @@ def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
     )
 
 
-def _recommended_families(spec: Competition, train: pd.DataFrame, columns: list[ColumnProfile]) -> list[str]:
-    """Families to try, in order: a strong baseline, then the cheap ones (fast diversity for blends)."""
-    families = ["lightgbm", "linear"]
-    if len(train) <= 20_000 and all(c.kind == "numeric" for c in columns):
+def _recommended_families(
+    spec: Competition, train: pd.DataFrame, columns: list[ColumnProfile], time: TimeStructure | None
+) -> list[str]:
+    """Families to try, in order: a strong baseline, then the cheap ones (fast diversity for blends). Text
+    first goes to a linear model on its TF-IDF; a forecast also gets the naive forecasts."""
+    text = any(c.kind == "text" for c in columns)
+    families = ["linear", "lightgbm"] if text else ["lightgbm", "linear"]
+    if not text and len(train) <= 20_000 and all(c.kind == "numeric" for c in columns):
         families.append("knn")
-    return [*families, "hist_gradient_boosting", "extra_trees", "random_forest"]
+    families += ["hist_gradient_boosting", "extra_trees", "random_forest"]
+    if time is not None and time.forecast and time.unique and spec.task is TaskType.regression:
+        families.append("naive")
+    return families
 
 
 def _notes(findings: ResearchFindings) -> list[str]:
-    notes = []
+    notes = [f"validation: {findings.cv.reason}"] if findings.cv.reason else []
+    if findings.text_columns:
+        notes.append(f"free text in {', '.join(findings.text_columns)}: TF-IDF fitted inside each fold")
     if findings.target.imbalance_ratio and findings.target.imbalance_ratio > 5:
         notes.append(f"class imbalance {findings.target.imbalance_ratio}:1; stratified folds keep it per fold")
     if findings.target.skew is not None and abs(findings.target.skew) > 1:

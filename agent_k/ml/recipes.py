@@ -1,4 +1,5 @@
-"""What a candidate is: a typed recipe, a blend of recipes, or an agent's script; each with a stable key."""
+"""What a candidate is: a typed recipe, a blend of recipes, an agent's script or the training prior; each with a
+stable key."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import hashlib
 import json
 from enum import StrEnum
 from functools import cache
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
@@ -19,6 +21,8 @@ class ModelFamily(StrEnum):
     extra_trees = "extra_trees"
     linear = "linear"
     knn = "knn"
+    naive = "naive"
+    """A naive forecast (last value, seasonal naive, recent mean per series): no model."""
 
     @property
     def needs_scaling(self) -> bool:
@@ -58,6 +62,12 @@ class Recipe(BaseModel):
     """LightGBM only: split on the categories themselves rather than on their ordinal codes."""
     seed: int | None = None
     """The model's random seed, when not the solution's own; seeds of the best recipe are blended."""
+    text_columns: tuple[str, ...] = ()
+    """Free-text columns: TF-IDF read by a linear model, or a stacked text model, SVD and statistics for trees."""
+    text: dict[str, ParamValue] = Field(default_factory=dict)
+    """Text settings beyond the defaults: n-gram lengths, min_df, vocabulary size, SVD components, C."""
+    relative: Literal["none", "difference", "ratio"] = "none"
+    """A forecast's target relative to its series' level, so trees can follow a trend past the training dates."""
 
     @property
     def key(self) -> str:
@@ -74,6 +84,8 @@ class Recipe(BaseModel):
             ("target", self.target_columns),
             ("ratio", self.ratio_columns),
             ("native", self.native_categorical and self.family is ModelFamily.lightgbm),
+            ("text", bool(self.text_columns)),
+            ("relative", self.relative != "none"),
         )
         ops = [name for name, on in operations if on]
         return "+".join(ops) or "base"
@@ -89,6 +101,7 @@ class Recipe(BaseModel):
     def summary(self) -> str:
         params = ", ".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items()))
         extra = (" log-target" if self.log_target else "") + (f" seed={self.seed}" if self.seed is not None else "")
+        extra += f" {self.relative}-to-level" if self.relative != "none" else ""
         features = "" if self.feature_set == "base" else f" [{self.feature_set}]"
         return f"{self.family.value}({params}){extra}{features}"
 
@@ -141,8 +154,25 @@ class Script(BaseModel):
         return f"edited script{f' of {self.parent}' if self.parent else ''}: {self.note or 'no note'}"
 
 
-Solution = Recipe | Ensemble | Script
-"""What a candidate is: one recipe, a blend of recipes, or an agent's script."""
+class Prior(BaseModel):
+    """The training prior: each class's frequency, or the target's mean (its median under MAE), fitted inside
+    each fold. No model: the cheapest honest prediction, the baseline of last resort when the budget leaves no
+    room for one. Evaluated in the runner's process in milliseconds (`agent_k.ml.prior`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["prior"] = "prior"
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(b"training prior").hexdigest()[:16]
+
+    def summary(self) -> str:
+        return "training prior (no model)"
+
+
+Solution = Recipe | Ensemble | Script | Prior
+"""What a candidate is: one recipe, a blend of recipes, an agent's script, or the training prior."""
 
 
 @cache

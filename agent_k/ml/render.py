@@ -1,14 +1,32 @@
-"""Render a recipe into a readable, standalone `solution.py` (it never imports agent_k)."""
+"""Render a recipe into a readable, standalone `solution.py` (it never imports agent_k).
+
+The metrics, decision rules, folds, forecasting and text features a solution needs are copied into it from
+their own modules' source (`LIBRARY`): the script cross-validates with the very folds the mission scores and
+labels by the very rules it fits, and still runs alone on plain CSVs.
+"""
 
 from __future__ import annotations
 
+import ast
 from functools import cache
 from importlib import resources
 from string import Template
 
-from agent_k.competition import Competition, TaskType
+from agent_k.competition import Competition, TaskType, metrics
+from agent_k.competition.kinds import RULE_METRICS
 from agent_k.competition.research import CVScheme
 from agent_k.ml.recipes import Ensemble, ModelFamily, ParamValue, Recipe
+from agent_k.ml.textfeatures import TEXT_SOLVER
+
+LIBRARY = (
+    ("agent_k.competition", "measures.py"),
+    ("agent_k.competition", "decision.py"),
+    ("agent_k.competition", "timing.py"),
+    ("agent_k.ml", "folds.py"),
+    ("agent_k.ml", "forecasting.py"),
+    ("agent_k.ml", "textfeatures.py"),
+)
+"""Modules of NumPy, pandas and scikit-learn only, copied into every solution in this order."""
 
 _CLASSES: dict[ModelFamily, tuple[str, str, str]] = {
     # family: (module, classifier, regressor)
@@ -31,6 +49,7 @@ _FIXED: dict[ModelFamily, str] = {
     ModelFamily.extra_trees: "random_state=SEED, n_jobs=N_JOBS",
     ModelFamily.linear: "",
     ModelFamily.knn: "",
+    ModelFamily.naive: "",
 }
 
 
@@ -44,6 +63,22 @@ def _template() -> Template:
     return Template(resources.files("agent_k.ml").joinpath("templates/solution.py.tmpl").read_text())
 
 
+@cache
+def library() -> str:
+    """The library modules' code, without their docstrings and their imports of each other."""
+    parts = []
+    for package, name in LIBRARY:
+        source = resources.files(package).joinpath(name).read_text()
+        tree = ast.parse(source)
+        first = tree.body[1].lineno if isinstance(tree.body[0], ast.Expr) else tree.body[0].lineno
+        lines = source.splitlines()[first - 1 :]
+        kept = [line for line in lines if not line.startswith(("from agent_k", "from __future__"))]
+        parts.append(
+            f"# ---- {name}, from AGENT-K's {package.rsplit('.', 1)[-1]} package\n" + "\n".join(kept).strip() + "\n"
+        )
+    return "\n\n".join(parts)
+
+
 def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
     module, classifier, regressor = _CLASSES[recipe.family]
     name = regressor if regression else classifier
@@ -51,6 +86,8 @@ def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
     if recipe.family is ModelFamily.linear:
         if regression:
             params = {"alpha": round(1.0 / float(params.pop("C")), 6)}
+        elif recipe.text_columns:
+            params.update(TEXT_SOLVER)
         else:
             params["max_iter"] = 3000
     arguments = [f"{k}={v!r}" for k, v in sorted(params.items())]
@@ -62,6 +99,8 @@ def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
 
 def _member(recipe: Recipe, weight: float, regression: bool) -> str:
     """One `Member(...)` entry, naming only the options this recipe sets."""
+    if recipe.family is ModelFamily.naive:
+        return f"    Member(weight={weight!r}, naive={recipe.params.get('method', 'seasonal')!r}),"
     _, model = _model_expression(recipe, regression)
     if len(model) > 90:  # one argument per line
         name, arguments = model[:-1].split("(", 1)
@@ -79,28 +118,46 @@ def _member(recipe: Recipe, weight: float, regression: bool) -> str:
         fields.append("log_target=True")
     if recipe.native_categorical and recipe.family is ModelFamily.lightgbm:
         fields.append("native_categorical=True")
+    if recipe.text_columns:
+        fields.append(f"text_columns={list(recipe.text_columns)!r}")
+        if recipe.text:
+            fields.append(f"text={dict(sorted(recipe.text.items()))!r}")
+        if recipe.family is ModelFamily.linear:
+            fields.append("sparse_text=True")
+    if recipe.relative != "none" and regression:
+        fields.append(f"relative={recipe.relative!r}")
     return "    Member(\n" + "".join(f"        {f},\n" for f in fields) + "    ),"
 
 
 def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: CVScheme) -> str:
-    regression = competition.task is TaskType.regression
+    regression = competition.task in (TaskType.regression, TaskType.multioutput)
     if isinstance(solution, Ensemble):
         members = list(zip(solution.members, solution.weights, strict=True))
         summary = f"Ensemble: {solution.summary()}"
     else:
         members, summary = [(solution, 1.0)], f"Recipe: {solution.summary()}"
-    imports = sorted({_model_expression(recipe, regression)[0] for recipe, _ in members})
+    models = [recipe for recipe, _ in members if recipe.family is not ModelFamily.naive]
+    imports = sorted({_model_expression(recipe, regression)[0] for recipe in models})
+    forecast = cv.time.spec() if cv.time is not None and cv.time.forecast else None
     return _template().substitute(
         competition_id=competition.id,
         summary=summary,
-        n_folds=cv.n_folds,
+        validation=f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else ""),
         fold_average_rows=FOLD_AVERAGE_ROWS,
         model_imports="\n".join(imports),
-        target=repr(competition.target),
+        library=library(),
+        targets=repr(competition.target_columns),
         id_column=repr(competition.id_column),
         task=repr(competition.task.value),
         prediction=repr(competition.prediction.value),
         classes=repr(competition.classes),
+        class_values=repr(metrics.class_values(competition) if competition.metric in RULE_METRICS else None),
+        metric=repr(competition.metric),
+        rule_metrics=repr(sorted(RULE_METRICS)),
+        top_k=repr(competition.top_k or 1),
+        folds=repr(cv.plan()),
+        group_column=repr(cv.group_column),
+        time=repr(forecast),
         seed=cv.seed,
         members="\n".join(_member(recipe, weight, regression) for recipe, weight in members),
     )

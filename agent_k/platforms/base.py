@@ -62,6 +62,11 @@ class CompetitionNotFound(PlatformError):
         self.suggestions = suggestions
 
 
+class SubmissionQuotaRefused(PlatformError):
+    """The platform itself refused a submission for its daily quota (ours may not know every submission the
+    team made today); the message carries the platform's own words."""
+
+
 class LeaderboardIncomplete(PlatformError):
     """The platform would not show the whole leaderboard: a rank on part of it would be wrong, so there is none."""
 

@@ -30,6 +30,8 @@ class MissionRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_timestamp())
     lease_owner: str | None = Field(default=None, max_length=128)
     lease_expires_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
+    heartbeat_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
+    """The last time the process running the mission said it was alive (its lease renewals; not a claim)."""
     result: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     approval: str | None = Field(default=None, max_length=16)
     """None, or the gate before Submission: `pending`, `approved` or `rejected`."""
@@ -117,3 +119,5 @@ class WorkerRow(SQLModel, table=True):
     id: str = Field(primary_key=True, max_length=128)
     started_at: datetime = Field(sa_column=_timestamp())
     seen_at: datetime = Field(sa_column=_timestamp())
+    expires_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
+    """Its last sign of life plus its lease: past this, the worker counts as gone."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, update
+from sqlalchemy import and_, func, or_, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
@@ -20,7 +20,7 @@ from agent_k.store.repository import Store, as_utc
 from agent_k.store.status import MissionStatus
 
 LIVE_WORKER_S = 30.0
-"""A worker that has not touched its row for this long is counted as gone."""
+"""How long a worker row without an expiry of its own (written before migration 0007) counts as alive."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class Figures:
     candidates: dict[str, int]
     last_event_age_s: dict[str, float]
     """Running missions only: seconds since each one's last event."""
+    lease_expired_s: dict[str, float]
+    """Running missions whose process died (its lease expired), waiting to be reclaimed: seconds since expiry."""
 
 
 def figures(store: Store, now: datetime | None = None) -> Figures:
@@ -42,10 +44,17 @@ def figures(store: Store, now: datetime | None = None) -> Figures:
         oldest = session.execute(
             sa_select(func.min(MissionRow.created_at)).where(col(MissionRow.status) == MissionStatus.queued)
         ).scalar_one()
-        seen = now - timedelta(seconds=LIVE_WORKER_S)
+        legacy = and_(
+            col(WorkerRow.expires_at).is_(None), col(WorkerRow.seen_at) >= now - timedelta(seconds=LIVE_WORKER_S)
+        )
         workers = session.execute(
-            sa_select(func.count()).select_from(WorkerRow).where(col(WorkerRow.seen_at) >= seen)
+            sa_select(func.count()).select_from(WorkerRow).where(or_(col(WorkerRow.expires_at) >= now, legacy))
         ).scalar_one()
+        orphans = session.execute(
+            sa_select(col(MissionRow.id), col(MissionRow.lease_expires_at)).where(
+                col(MissionRow.status) == MissionStatus.running, col(MissionRow.lease_expires_at) < now
+            )
+        ).all()
         kind = col(CandidateRow.status)
         candidates = {str(k): int(v) for k, v in session.execute(sa_select(kind, func.count()).group_by(kind)).all()}
         mission = col(EventRow.mission_id)
@@ -65,16 +74,22 @@ def figures(store: Store, now: datetime | None = None) -> Figures:
         last_event_age_s={
             str(mission): max(0.0, (now - (as_utc(ts) or now)).total_seconds()) for mission, ts in last_events
         },
+        lease_expired_s={
+            str(mission): max(0.0, (now - (as_utc(expired) or now)).total_seconds()) for mission, expired in orphans
+        },
     )
 
 
-def touch_worker(store: Store, worker_id: str, started_at: datetime) -> None:
-    """Record that the worker is alive (its row is made on the first touch)."""
+def touch_worker(store: Store, worker_id: str, started_at: datetime, lease_ttl: float) -> None:
+    """Record that the worker is alive, until `lease_ttl` from now (its row is made on the first touch)."""
     now = utcnow()
+    expires = now + timedelta(seconds=lease_ttl)
     with Session(store.engine) as session:
-        touched = session.execute(update(WorkerRow).where(col(WorkerRow.id) == worker_id).values(seen_at=now))
+        touched = session.execute(
+            update(WorkerRow).where(col(WorkerRow.id) == worker_id).values(seen_at=now, expires_at=expires)
+        )
         if touched.rowcount == 0:  # type: ignore[attr-defined]
-            session.add(WorkerRow(id=worker_id, started_at=started_at, seen_at=now))
+            session.add(WorkerRow(id=worker_id, started_at=started_at, seen_at=now, expires_at=expires))
         try:
             session.commit()
         except IntegrityError:  # made meanwhile by the same worker's previous touch: it is alive either way

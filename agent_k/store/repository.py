@@ -171,11 +171,12 @@ class Store:
         return str(mission_id) if taken == 1 else None
 
     def renew_lease(self, mission_id: str, owner: str, ttl: float) -> bool:
+        """The running process's heartbeat: extends its lease and records that it was alive now."""
         now = utcnow()
         statement = (
             update(MissionRow)
             .where(col(MissionRow.id) == mission_id, col(MissionRow.lease_owner) == owner)
-            .values(lease_expires_at=now + timedelta(seconds=ttl), updated_at=now)
+            .values(lease_expires_at=now + timedelta(seconds=ttl), updated_at=now, heartbeat_at=now)
         )
         with self.engine.begin() as connection:
             return connection.execute(statement).rowcount == 1

@@ -36,8 +36,21 @@ class _Snapshot(Collector):
             value=f.oldest_queued_age_s or 0.0,
         )
         yield GaugeMetricFamily(
-            "agent_k_live_workers", "Workers that showed a sign of life in the last 30 s.", value=f.live_workers
+            "agent_k_live_workers", "Workers whose last sign of life is younger than their lease.", value=f.live_workers
         )
+        yield GaugeMetricFamily(
+            "agent_k_missions_awaiting_reclaim",
+            "Running missions whose process died (lease expired), waiting for a worker to resume them.",
+            value=len(f.lease_expired_s),
+        )
+        expired = GaugeMetricFamily(
+            "agent_k_lease_expired_seconds",
+            "Seconds since each mission awaiting reclaim lost its lease.",
+            labels=["mission"],
+        )
+        for mission, age in sorted(f.lease_expired_s.items()):
+            expired.add_metric([mission], round(age, 3))
+        yield expired
         candidates = CounterMetricFamily("agent_k_candidates", "Candidates evaluated, by outcome.", labels=["status"])
         for candidate_status in CandidateStatus:
             candidates.add_metric([candidate_status.value], f.candidates.get(candidate_status.value, 0))

@@ -34,6 +34,15 @@ def research_findings(findings: ResearchFindings) -> list[tuple[str, dict[str, A
         (f"target: {findings.target.task.value}", findings.target.model_dump()),
         (f"families to try: {', '.join(findings.model_families)}", {"model_families": findings.model_families}),
     ]
+    shape = data_shape(findings, None)
+    if findings.text_columns:
+        out.append((f"free text: {', '.join(findings.text_columns)}", {"text_columns": shape["text_columns"]}))
+    if findings.time is not None:
+        out.append((_time_line(findings), {"time": shape["time"]}))
+    if findings.group_candidates:
+        grouped = findings.cv.group_column
+        headline = f"grouped folds by '{grouped}'" if grouped else "repeated entities, ordinary folds"
+        out.append((f"{headline} ({', '.join(findings.group_candidates)})", {"groups": shape["groups"]}))
     out += [(f"leakage suspect: {s.column}", s.model_dump() | {"dropped": True}) for s in findings.leakage_details]
     if findings.id_like:
         out.append((f"id-like columns: {', '.join(findings.id_like)}", {"id_like": findings.id_like, "dropped": True}))
@@ -43,6 +52,46 @@ def research_findings(findings: ResearchFindings) -> list[tuple[str, dict[str, A
         out.append((f"{len(drifted)} columns drift between train and test ({names})", {"drift": drifted}))
     out += [(note if len(note) <= 120 else note[:117] + "...", {"note": note}) for note in findings.notes]
     return out
+
+
+def data_shape(findings: ResearchFindings, competition: Competition | None) -> dict[str, Any]:
+    """What the rows are, beyond their columns: free text, their time (a forecast or not, its series, horizon and
+    season), the entities folds keep whole, the target columns, and the folds all of this leads to."""
+    time = findings.time
+    return {
+        "targets": competition.target_columns if competition else [findings.target.task.value],
+        "prediction": competition.prediction.value if competition else None,
+        "top_k": competition.top_k if competition else None,
+        "text_columns": {
+            c.name: f"{c.n_unique} distinct values; word and character n-gram TF-IDF (the text settings of a "
+            "recipe), a stacked text model's out-of-fold prediction for trees"
+            for c in findings.columns
+            if c.name in findings.text_columns
+        },
+        "time": time.model_dump() if time else None,
+        "groups": {
+            "candidates": {
+                c: f"{share:.0%} of test rows unseen in training" for c, share in findings.group_candidates.items()
+            },
+            "grouped_by": findings.cv.group_column,
+        },
+        "cv": {
+            "kind": findings.cv.kind,
+            "folds": findings.cv.n_folds,
+            "gap": findings.cv.gap,
+            "why": findings.cv.reason,
+        },
+    }
+
+
+def _time_line(findings: ResearchFindings) -> str:
+    time = findings.time
+    assert time is not None
+    names = " and ".join(time.columns)
+    if not time.forecast:
+        return f"timed by {names}, test rows interleave: shuffled folds"
+    keys = f", series by {', '.join(time.keys)}" if time.keys else ", one series"
+    return f"forecast of {time.horizon} steps by {names}{keys}, season {time.season}: forward folds"
 
 
 def candidate_table(candidates: list[ArchivedCandidate], competition: Competition, limit: int) -> dict[str, Any]:

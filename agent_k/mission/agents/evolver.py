@@ -145,6 +145,8 @@ def _instructions(ctx: RunContext[AgentDeps]) -> str:
         f"Competition: {competition.id if competition else '?'} (metric {competition.metric if competition else '?'}, "
         f"{'higher' if competition and competition.maximize else 'lower'} is better). "
         f"Best cross-validated score so far: {evolution.best_score}. "
+        "data_shape tells what the rows are (free text, a forecast, repeated entities, several targets): a "
+        "recipe's `text` settings tune text features, `relative` predicts a forecast relative to its series' level. "
         f"Study the candidates with your tools and propose up to four new ones: {_kinds(ctx)} Every proposal is "
         "cross-validated by the mission itself; scores you state are ignored. When nothing is left worth trying, "
         "answer finished=true and no proposals instead."

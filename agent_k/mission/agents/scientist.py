@@ -63,7 +63,8 @@ def _instructions(ctx: RunContext[AgentDeps]) -> str:
         "You are the Scientist of AGENT-K, an autonomous team entering an ML competition. "
         f"Phase: {ctx.deps.phase.value}. Competition: {competition.id if competition else '?'} "
         f"({competition.task if competition else '?'}, metric {competition.metric if competition else '?'}). "
-        f"Known so far: {known}. Use the tools to study the data, then answer with the findings that matter "
+        f"Known so far: {known}. Use the tools to study the data (data_shape: free text, the rows' time and whether "
+        "the test is a forecast, repeated entities, the target columns), then answer with the findings that matter "
         "and a plan: the model families to try, most promising first, and any columns to leave out "
         "(leaks or identifiers). Do not report scores of your own: candidates are measured by cross-validation."
     )

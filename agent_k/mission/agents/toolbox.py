@@ -15,6 +15,7 @@ from pydantic_ai import Agent, ModelRetry, RunContext
 from agent_k.competition.research import ResearchFindings
 from agent_k.mission.agents.deps import AgentDeps
 from agent_k.mission.agents.disclosure import candidate_table, column_line, research_findings
+from agent_k.mission.agents.disclosure import data_shape as shape_of
 from agent_k.mission.agents.repair_tools import register_repair_tools
 from agent_k.mission.agents.steering import Steering
 from agent_k.mission.agents.tools import PhaseTools
@@ -112,6 +113,7 @@ def mission_tools() -> PhaseTools:
         return {
             **findings_of(ctx).target.model_dump(),
             "metric": competition.metric if competition else None,
+            "target_columns": competition.target_columns if competition else None,
             "rows": findings_of(ctx).n_train,
             "test_rows": findings_of(ctx).n_test,
         }
@@ -136,6 +138,12 @@ def mission_tools() -> PhaseTools:
         """The cross-validation scheme chosen for this data, and the families the profile recommends."""
         findings = findings_of(ctx)
         return {"cv": findings.cv.model_dump(), "recommended_families": findings.model_families}
+
+    @tools.tool
+    def data_shape(ctx: RunContext[AgentDeps]) -> dict[str, Any]:
+        """The data's shape: free-text columns, the rows' time (a forecast? its series keys, horizon, season),
+        repeated entities and whether folds keep them whole, the target columns, and the folds that follow."""
+        return shape_of(findings_of(ctx), ctx.deps.state.selected_competition)
 
     @tools.tool
     def findings_summary(ctx: RunContext[AgentDeps]) -> list[str]:

@@ -40,6 +40,7 @@ MISSION_CONTRACT = PhaseContract(
         ToolSpec(name="leakage_checks", phases=("research",), requires=(Precondition.data_profiled,)),
         ToolSpec(name="drift", phases=("research",), requires=(Precondition.data_profiled,)),
         ToolSpec(name="validation_scheme", phases=("research",), requires=(Precondition.data_profiled,)),
+        ToolSpec(name="data_shape", phases=("research", "evolution"), requires=(Precondition.data_profiled,)),
         ToolSpec(name="findings_summary", phases=("evolution",), requires=(Precondition.data_profiled,)),
         ToolSpec(name="finding_details", phases=("evolution",), requires=(Precondition.data_profiled,)),
         ToolSpec(name="candidates_so_far", phases=("evolution",), requires=(Precondition.candidates_exist,)),

@@ -93,7 +93,8 @@ class EvolutionNode(PhaseNode):
         typical = statistics.median(runtimes) if runtimes else MIN_GENERATION_S
         window = deps.budget.remaining(self.phase)
         parallel = deps.evaluator.parallelism
-        rows = sample_rows(findings.n_train, typical)
+        # A sample of a forecast's rows would break its series: a forecast is screened on its folds alone.
+        rows = None if findings.cv.kind == "forward" else sample_rows(findings.n_train, typical)
 
         def batches(seconds: float) -> list[int]:
             return [

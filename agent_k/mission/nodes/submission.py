@@ -8,20 +8,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import pandas as pd
 from pydantic_graph import End
 
 from agent_k._failpoints import failpoint
 from agent_k.competition import Competition, InvalidSubmission, Scores
-from agent_k.competition.submission_format import read_submission
 from agent_k.events.models import Log, SubmissionCreated, SubmissionScored
 from agent_k.mission.candidates import candidate_dir
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import MissionResult
+from agent_k.ml.evaluate import CompetitionData, read_predictions
+from agent_k.ml.recipes import Prior
 from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, read_regular
-from agent_k.platforms.base import LeaderboardIncomplete, PlatformError, Submission, SubmissionStatus
+from agent_k.platforms.base import (
+    LeaderboardIncomplete,
+    PlatformError,
+    Submission,
+    SubmissionQuotaRefused,
+    SubmissionStatus,
+)
 from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submissions import (
     QuotaExhausted,
@@ -38,8 +44,10 @@ SCORE_WAIT_SHARE = 0.06
 """Scoring may be waited for until 106% of the budget (the contract allows 110%)."""
 
 
-def idempotency_key(competition_id: str, file: Path) -> str:
-    return f"{competition_id}:{hashlib.sha256(file.read_bytes()).hexdigest()[:32]}"
+def idempotency_key(mission_id: str, file: Path) -> str:
+    """The mission and what it submits: a re-run of the mission finds its own submission, and two missions that
+    happen to write the same file each submit theirs."""
+    return f"{mission_id}:{hashlib.sha256(file.read_bytes()).hexdigest()[:32]}"
 
 
 @dataclass
@@ -53,11 +61,18 @@ class SubmissionNode(PhaseNode):
         assert competition is not None and state.data_dir is not None
         if best_key is None:
             return self.fail(ctx, "no_candidate", "nothing to submit")
+        if best_key == Prior().key and not state.notes:
+            why = state.prior_reason or "no model beat it"
+            state.notes.append(f"submitted the training prior (class frequencies or the mean), not a model: {why}")
         solution, submission_file = deps.mission_dir / "solution.py", deps.mission_dir / "submission.csv"
         state.solution_path, state.submission_path = str(solution), str(submission_file)
         try:
-            key = await asyncio.to_thread(
-                _final_files, candidate_dir(deps.mission_dir, best_key), deps.mission_dir, competition, state.data_dir
+            key = await _final_files(
+                state.mission_id,
+                candidate_dir(deps.mission_dir, best_key),
+                deps.mission_dir,
+                competition,
+                state.data_dir,
             )
         except InvalidSubmission as exc:
             return self.fail(ctx, "invalid_submission", str(exc))
@@ -65,12 +80,14 @@ class SubmissionNode(PhaseNode):
         async def upload() -> tuple[Submission, bool]:
             try:
                 return await self._submit_once(ctx, competition, submission_file, key)
+            except SubmissionQuotaRefused:
+                raise  # retrying cannot help before the quota resets
             except (PlatformError, httpx.HTTPError) as exc:
                 raise StepError("submission_failed", f"{deps.platform.name}: {exc}") from exc
 
         try:
             uploaded = await run_step(state, deps, UPLOAD, upload)
-        except QuotaExhausted as exc:
+        except (QuotaExhausted, SubmissionQuotaRefused) as exc:
             detail = f"{exc}; the file is ready at {submission_file}; then: agent-k resume {state.mission_id}"
             return self.fail(ctx, "submission_quota_exhausted", detail)
         except StepError as failed:
@@ -151,15 +168,18 @@ class SubmissionNode(PhaseNode):
         state.scores = state.scores.model_copy(update=place.model_dump())
 
 
-def _final_files(source: Path, mission_dir: Path, competition: Competition, data_dir: str) -> str:
+async def _final_files(
+    mission_id: str, source: Path, mission_dir: Path, competition: Competition, data_dir: str
+) -> str:
     """Copy the best candidate's solution and submission into the mission folder, check the submission
-    against the test ids, and return its idempotency key. Raises `InvalidSubmission`."""
+    against the test ids (read by a reader process: the candidate's folder is untrusted), and return its
+    idempotency key. Raises `InvalidSubmission`."""
     solution, submission = mission_dir / "solution.py", mission_dir / "submission.csv"
-    try:  # the candidate's folder is untrusted: regular files only, under a cap
+    data = await asyncio.to_thread(CompetitionData.load, competition, Path(data_dir))
+    try:
         solution.write_bytes(read_regular(source / "solution.py", FILE_BYTES))
-        submission.write_bytes(read_regular(source / "submission.csv", FILE_BYTES))
+        submission.write_bytes(read_regular(source / "submission.csv", data.submission_shape().max_bytes))
+        await read_predictions(data, submission, data.test_ids)
     except UntrustedOutput as exc:
         raise InvalidSubmission(str(exc)) from None
-    test_ids = pd.read_csv(Path(data_dir) / "test.csv", usecols=[competition.id_column])
-    read_submission(submission, competition, test_ids[competition.id_column])
-    return idempotency_key(competition.id, submission)
+    return idempotency_key(mission_id, submission)

@@ -1,17 +1,31 @@
 """The candidate sandbox (DESIGN §8): bubblewrap where it can run, else the basic isolation; cgroups, rlimits,
-a scrubbed environment; and safe reading of whatever a candidate leaves behind."""
+a scrubbed environment, an unprivileged host user when the runner is root; and the reading of whatever a
+candidate leaves behind, in disposable processes."""
 
-from agent_k.ml.sandbox.outputs import UntrustedOutput, parse_output, read_regular
-from agent_k.ml.sandbox.policy import SandboxChoice, SandboxSetting, SandboxUnavailable, choose
+from agent_k.ml.sandbox.policy import (
+    SandboxChoice,
+    SandboxKind,
+    SandboxSetting,
+    SandboxUnavailable,
+    bwrap_problem,
+    choose,
+    resolve,
+)
+from agent_k.ml.sandbox.reader import (
+    OutputReader,
+    TableShape,
+    UntrustedOutput,
+    read_regular,
+    read_tail,
+    shared_reader,
+)
 from agent_k.ml.sandbox.run import (
     MAX_FILE_MB,
     Job,
     Limits,
     Runner,
-    SandboxKind,
     SandboxResult,
     network_isolation_available,
-    resolve,
     run_sandboxed,
 )
 
@@ -19,17 +33,21 @@ __all__ = [
     "MAX_FILE_MB",
     "Job",
     "Limits",
+    "OutputReader",
     "Runner",
     "SandboxChoice",
     "SandboxKind",
     "SandboxResult",
     "SandboxSetting",
     "SandboxUnavailable",
+    "TableShape",
     "UntrustedOutput",
+    "bwrap_problem",
     "choose",
     "network_isolation_available",
-    "parse_output",
     "read_regular",
+    "read_tail",
     "resolve",
     "run_sandboxed",
+    "shared_reader",
 ]

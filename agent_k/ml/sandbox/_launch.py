@@ -1,9 +1,15 @@
-"""Child-side half of the sandbox: join the candidate's cgroups, apply resource limits, then exec the command
-(bubblewrap, or the candidate itself in the basic sandbox).
+"""Child-side half of the sandbox: join the candidate's cgroups, apply resource limits, and, when started as root,
+stage what the sandbox user cannot reach and drop to that user; then exec the command (bubblewrap, or the
+candidate itself in the basic sandbox).
 
 Run as a script with the standard library only (`python -I -S _launch.py --as MB ... -- argv...`), so it starts
 in milliseconds. Doing this in the child (instead of `preexec_fn`) keeps the parent free of fork-unsafe
 callbacks while it runs threads.
+
+Staging (root only): in a mount namespace of its own, the launcher opens each `--stage` source (as root, so
+/root and other private folders are no obstacle), covers STAGE with a small tmpfs and binds source i at STAGE/i.
+Bubblewrap, started afterwards as the unprivileged user, binds from there. Nothing of this reaches the host's
+mount table.
 """
 
 from __future__ import annotations
@@ -13,10 +19,14 @@ import ctypes
 import os
 import resource
 import signal
+import stat
 import sys
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
+_CLONE_NEWNS = 0x00020000
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _limit(kind: int, value: int) -> None:
@@ -26,6 +36,45 @@ def _limit(kind: int, value: int) -> None:
     resource.setrlimit(kind, (value, value if hard == resource.RLIM_INFINITY else hard))
 
 
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+
+
+def _encoded(text: str | None) -> bytes | None:
+    return None if text is None else text.encode()
+
+
+def _mount(source: str | None, target: str, kind: str | None, flags: int, options: str | None = None) -> None:
+    done = _libc.mount(_encoded(source), target.encode(), _encoded(kind), flags, _encoded(options))
+    _check(done, f"mount {target}")
+
+
+def _stage(sources: list[str], root: str) -> None:
+    """Bind each source at root/<index> in a private mount namespace (sources opened before root is covered)."""
+    _check(_libc.unshare(_CLONE_NEWNS), "unshare")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    opened = [os.open(source, os.O_PATH | os.O_CLOEXEC) for source in sources]
+    _mount("tmpfs", root, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=64k")
+    for index, fd in enumerate(opened):
+        target = f"{root}/{index}"
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            Path(target).mkdir()
+        else:
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+        _mount(f"/proc/self/fd/{fd}", target, None, _MS_BIND | _MS_REC)
+        os.close(fd)
+    os.chdir("/")
+
+
+def _drop(user: str) -> None:
+    uid, gid = (int(part) for part in user.split(":"))
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--as", dest="address_space_mb", type=int, required=True)
@@ -33,21 +82,29 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--fsize", type=int, required=True)
     parser.add_argument("--nproc", type=int, required=True, help="0: a pids cgroup caps the tasks instead")
     parser.add_argument("--cgroup", action="append", default=[], help="join this cgroup (repeatable)")
+    parser.add_argument("--user", help="UID:GID to drop to before the command (the launcher runs as root)")
+    parser.add_argument("--stage", action="append", default=[], help="a source to bind under --stage-root")
+    parser.add_argument("--stage-root", default="/tmp")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if sys.platform == "linux":
-        # Die with the runner: a killed mission must not leave candidates behind.
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() == 1:
-            os._exit(137)
     for group in args.cgroup:
         Path(group, "cgroup.procs").write_text(str(os.getpid()))
     _limit(resource.RLIMIT_AS, args.address_space_mb * 1024 * 1024)
     _limit(resource.RLIMIT_CPU, args.cpu)
     _limit(resource.RLIMIT_FSIZE, args.fsize * 1024 * 1024)
+    if args.stage:
+        _stage(args.stage, args.stage_root)
+    if args.user:
+        _drop(args.user)
     if args.nproc:
         _limit(resource.RLIMIT_NPROC, args.nproc)  # counts all the user's processes; the cgroup is exact
+    if sys.platform == "linux":
+        # Die with the runner: a killed mission must not leave candidates behind. Set after the drop, which
+        # clears it.
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == 1:
+            os._exit(137)
     os.execvp(command[0], command)
 
 

@@ -1,24 +1,40 @@
-"""The bubblewrap sandbox: what a candidate's mount namespace holds, and whether bwrap can run here at all.
+"""The bubblewrap sandbox: what a candidate's namespaces and mounts hold.
 
-Inside: new user (uid 65534, no capabilities, no further user namespaces), PID, IPC, UTS, network and cgroup
-namespaces; a fresh /proc showing only the candidate's processes; read-only system libraries and Python
-environment; the data read-only at /sandbox/data; a size-capped tmpfs at /sandbox/work holding the script. A
-small shell runs the candidate, kills whatever it left behind, then writes the wanted outputs as a tar stream
-to its stdout: the only thing that leaves the sandbox.
+Inside: a new user (uid 65534, no capabilities, no further user namespaces), PID, IPC, UTS, network and cgroup
+namespace; a fresh /proc whose `sys`, `sysrq-trigger`, `irq` and `bus` are read-only; the system libraries and
+the Python environment read-only; the data read-only at /sandbox/data; a size-capped tmpfs at /sandbox/work
+holding the script; everything else of the root read-only; a seccomp filter (`seccomp.REFUSED`).
+
+A script a model wrote gets *copies* of its data and script, so that nothing it can read (`/proc/self/mountinfo`
+above all) names a host path of AGENT-K's; our own templates get the data bound, which costs nothing on large
+data. Started as root, bwrap itself runs as the sandbox user (`identity`): the launcher first binds what that
+user could not reach (the interpreter under /root, say) under `STAGE` in a mount namespace of its own, then
+drops its privileges.
+
+A small shell runs the candidate with the runner's pipes as its stdout and stderr (its stdin is /dev/null),
+kills whatever it left behind, then writes the wanted outputs as a tar stream to its own stdin, a pipe the runner
+reads with a cap: the only thing that leaves the sandbox. (Its stdin, because the shell can name no descriptor
+past 9, and the runner cannot choose the numbers of its descriptors.)
 """
 
 from __future__ import annotations
 
+import os
 import shlex
-import shutil
-import subprocess
+import stat
 import sys
-from functools import cache
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from agent_k.ml.sandbox.seccomp import filter_bpf
 
 WORK = "/sandbox/work"
 DATA = "/sandbox/data"
 SANDBOX_UID = "65534"
+STAGE = "/tmp"
+"""Where a root launcher binds, in its own mount namespace, what the sandbox user may not reach on the host."""
+MAX_COPIED_FILES = 256
+"""A model's script gets copies of at most this many data files; a larger folder is bound (docs/security.md)."""
 SYSTEM = (
     "/usr",
     "/bin",
@@ -33,7 +49,10 @@ SYSTEM = (
     "/etc/localtime",
 )
 """System paths bound read-only where they exist; nothing else of /etc (it can hold secrets)."""
-LOGS = ("stdout.log", "stderr.log")
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+"""Kernel knobs a fresh /proc leaves writable to whoever the kernel takes for their owner (bubblewrap covers
+these only when it finds them writable at set-up, which `/proc/sys`, a read-only folder of writable files,
+never looks)."""
 
 _NAMESPACES = (
     "--unshare-user",
@@ -56,6 +75,21 @@ _NAMESPACES = (
 )
 
 
+@dataclass
+class Launch:
+    """A bwrap command line, what a root launcher must stage before it drops privileges (in order: `--stage`),
+    and the descriptors the command reads (copies, the seccomp filter): passed to it, then closed by the caller."""
+
+    argv: list[str] = field(default_factory=list)
+    stage: list[str] = field(default_factory=list)
+    fds: list[int] = field(default_factory=list)
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds.clear()
+
+
 def python_roots() -> list[str]:
     """The folders this interpreter and its environment live in (a venv, and the Python it was made from)."""
     roots: list[str] = []
@@ -65,62 +99,115 @@ def python_roots() -> list[str]:
     return roots
 
 
-def _mounts() -> list[str]:
-    argv = ["--proc", "/proc", "--dev", "/dev"]
-    for path in SYSTEM:
-        argv += ["--ro-bind-try", path, path]
-    for root in python_roots():
-        argv += ["--ro-bind", root, root]
-    return argv
+class _Builder:
+    """Assembles one `Launch`; `staged`: the launcher runs as root and binds non-system sources under STAGE."""
+
+    def __init__(self, staged: bool) -> None:
+        self.staged = staged
+        self.launch = Launch(argv=["bwrap", *_NAMESPACES])
+        self._add("--proc", "/proc")
+        for path in PROC_READ_ONLY:
+            self._add("--ro-bind-try", path, path)
+        self._add("--dev", "/dev")
+        for path in SYSTEM:
+            self._add("--ro-bind-try", path, path)
+        for root in python_roots():
+            self.bind(root, root)
+
+    def _add(self, *args: str) -> None:
+        self.launch.argv.extend(args)
+
+    def _fd(self, fd: int) -> str:
+        self.launch.fds.append(fd)
+        return str(fd)
+
+    def bind(self, source: str, dest: str) -> None:
+        if self.staged:
+            self.launch.stage.append(source)
+            source = f"{STAGE}/{len(self.launch.stage) - 1}"
+        self._add("--ro-bind", source, dest)
+
+    def copy(self, path: Path, dest: str) -> None:
+        """`path`'s content as a file at `dest`, read through a descriptor (no host path inside)."""
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self._add("--file", self._fd(fd), dest)
+
+    def data(self, folder: Path, *, copied: bool) -> None:
+        files = _regular_files(folder) if copied else None
+        if files is None or len(files) > MAX_COPIED_FILES:
+            self.bind(str(folder), DATA)
+            return
+        self._add("--dir", DATA)
+        for relative in sorted({p.parent for p in files} - {Path()}, key=lambda p: len(p.parts)):
+            self._add("--dir", f"{DATA}/{relative}")
+        for relative in files:
+            self.copy(folder / relative, f"{DATA}/{relative}")
+
+    def work(self, disk_bytes: int) -> None:
+        self._add("--size", str(disk_bytes), "--tmpfs", WORK)
+
+    def finish(self, command: list[str]) -> Launch:
+        """Seal the root read-only, load the seccomp filter, then run `command` in the work folder."""
+        read, write = os.pipe()
+        os.set_inheritable(read, False)
+        os.write(write, filter_bpf())  # a few hundred bytes: well within a pipe's buffer
+        os.close(write)
+        self._add("--remount-ro", "/", "--chdir", WORK, "--seccomp", self._fd(read), "--", *command)
+        return self.launch
 
 
-def _sandbox(script: Path, name: str, data: Path, disk_bytes: int, binds: tuple[str, ...] = ()) -> list[str]:
-    """bwrap up to `--`: namespaces, the read-only system, Python and data, a capped tmpfs holding `script`."""
-    return [
-        "bwrap",
-        *_NAMESPACES,
-        *_mounts(),
-        *("--ro-bind", str(data), DATA),
-        *binds,
-        *("--size", str(disk_bytes), "--tmpfs", WORK),
-        *("--ro-bind", str(script), f"{WORK}/{name}"),
-        *("--chdir", WORK),
-        "--",
-    ]
+def _regular_files(folder: Path) -> list[Path] | None:
+    """The regular files under `folder` (relative), links and anything odd left out; None past the copy limit."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not Path(root, d).is_symlink()]
+        for name in files:
+            path = Path(root, name)
+            if stat.S_ISREG(path.lstat().st_mode):
+                found.append(path.relative_to(folder))
+                if len(found) > MAX_COPIED_FILES:
+                    return None
+    return found
 
 
-def command(argv: list[str], *, script: Path, data: Path, disk_bytes: int, outputs: tuple[str, ...]) -> list[str]:
-    """bwrap running `argv` (paths as the sandbox sees them) in /sandbox/work, then streaming `outputs` out."""
-    wanted = " ".join(shlex.quote(name) for name in (*outputs, *LOGS))
+def command(
+    argv: list[str],
+    *,
+    script: Path,
+    data: Path,
+    disk_bytes: int,
+    outputs: tuple[str, ...],
+    untrusted: bool,
+    staged: bool,
+) -> Launch:
+    """bwrap running `argv` (paths as the sandbox sees them) in /sandbox/work with the runner's stdout and stderr,
+    then streaming `outputs` out as a tar on its stdin. `untrusted`: a model's script (copies, not binds)."""
+    builder = _Builder(staged)
+    builder.data(data, copied=untrusted)
+    builder.work(disk_bytes)
+    builder.copy(script, f"{WORK}/solution.py")
+    wanted = " ".join(shlex.quote(name) for name in outputs)
     inner = (
-        '"$@" >stdout.log 2>stderr.log </dev/null; code=$?; kill -KILL -1 2>/dev/null; '
+        '"$@" </dev/null; code=$?; kill -KILL -1 2>/dev/null; '
         f'found=; for f in {wanted}; do if [ -e "$f" ] || [ -L "$f" ]; then found="$found $f"; fi; done; '
-        "tar -cf - $found 2>/dev/null; exit $code"
+        'if [ -n "$found" ]; then tar -cf - $found >&0 2>/dev/null; fi; exit $code'
     )
-    return [*_sandbox(script, "solution.py", data, disk_bytes), "/bin/sh", "-c", inner, "sandbox", *argv]
+    return builder.finish(["/bin/sh", "-c", inner, "sandbox", *argv])
 
 
-def serve_command(
-    argv: list[str], *, script: Path, data: Path, disk_bytes: int, writable: Path, mount: str
-) -> list[str]:
+def serve_command(argv: list[str], *, server: Path, data: Path, disk_bytes: int, staged: bool) -> Launch:
     """bwrap running a long-lived `argv` (a warm worker) with its stdin and stdout as the channel: the data
-    read-only, `script` as /sandbox/work/<its name>, and `writable` bound read-write at `mount`."""
-    return [*_sandbox(script, script.name, data, disk_bytes, ("--bind", str(writable), mount)), *argv]
+    bound read-only, `server` copied in as /sandbox/work/<its name>, nothing of the host writable."""
+    builder = _Builder(staged)
+    builder.data(data, copied=False)
+    builder.work(disk_bytes)
+    builder.copy(server, f"{WORK}/{server.name}")
+    return builder.finish(argv)
 
 
-@cache
-def problem() -> str | None:
-    """Why bubblewrap cannot sandbox a candidate here, in one line; None when it can (checked once)."""
-    if shutil.which("bwrap") is None:
-        return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    if any(root.startswith("/sandbox") for root in python_roots()):
-        return f"the Python environment lives under /sandbox ({sys.prefix}), where the sandbox mounts its own folders"
-    probe = ["bwrap", *_NAMESPACES, *_mounts(), "--", sys.executable, "-I", "-S", "-c", "pass"]
-    try:
-        done = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bwrap could not be started: {exc}"
-    if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        return f"bwrap cannot create its sandbox here ({said}); user namespaces may be disabled"
-    return None
+def probe_command(data: Path, *, staged: bool) -> Launch:
+    """The smallest sandbox the interpreter starts in: whether bubblewrap works here at all."""
+    builder = _Builder(staged)
+    builder.data(data, copied=True)
+    builder.work(1 << 20)
+    return builder.finish([sys.executable, "-I", "-S", "-c", "pass"])

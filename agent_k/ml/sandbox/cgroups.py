@@ -41,6 +41,11 @@ class CandidateGroups:
                 return int(count)
         return 0
 
+    def kill(self) -> None:
+        """SIGKILL every process in the groups (those that left the process group with setsid too)."""
+        for group in self.paths:
+            _kill_members(group)
+
     def peak_mb(self) -> float | None:
         """The most memory all of the candidate's processes held at once, where the kernel records it."""
         if self.memory is None:

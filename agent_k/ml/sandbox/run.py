@@ -1,6 +1,11 @@
 """Run a candidate's script: in bubblewrap where it can run, else in the basic sandbox (own process group, no
 network where `unshare` allows it, a private folder). Both add rlimits, per-candidate pids and memory cgroups,
-a scrubbed environment and a kill of everything the candidate started."""
+a scrubbed environment and a kill of everything the candidate started.
+
+Its stdout and stderr are pipes the runner drains, keeping the last LOG_TAIL_BYTES of each (a flood costs no
+disk and still ends with the error that explains it). In bubblewrap the outputs come back as a tar stream on a
+third pipe, captured up to the outputs' caps and unpacked by a reader process (`reader`).
+"""
 
 from __future__ import annotations
 
@@ -13,25 +18,28 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import IO, Literal, Protocol
+from typing import Protocol
 
 from agent_k.ml.sandbox import bwrap
-from agent_k.ml.sandbox.cgroups import CandidateGroups, candidate_groups
-from agent_k.ml.sandbox.outputs import LOG_TAIL_BYTES, READ_TIMEOUT_S, extract, read_regular
+from agent_k.ml.sandbox.cgroups import candidate_groups
+from agent_k.ml.sandbox.launcher import environment, launcher_command, user_arg
+from agent_k.ml.sandbox.policy import SandboxKind, resolve
+from agent_k.ml.sandbox.reader import shared_reader
 
 log = logging.getLogger(__name__)
 
-SandboxKind = Literal["bwrap", "basic"]
 MAX_FILE_MB = 512
 """The default cap on one file a candidate writes (and so on one output we read back)."""
-_LAUNCHER = Path(__file__).with_name("_launch.py")
+LOG_TAIL_BYTES = 64 * 1024
+LOGS = ("stdout.log", "stderr.log")
+DRAIN_AFTER_EXIT_S = 5.0
+"""How long the pipes may still deliver once the candidate's processes are dead (only what the kernel buffered)."""
+TAR_SLACK_BYTES = 1 << 20
 OUT_OF_MEMORY_SIGNS = ("MemoryError", "std::bad_alloc", "Unable to allocate")
-VIRTUAL_SLACK_MB = 4096
-"""Address space beyond the memory cap, where a memory cgroup binds: thread stacks and allocator arenas
-reserve address space they never touch, and the cgroup caps what is really used."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,8 @@ class Limits:
     """None: bubblewrap where it can run here, else the basic sandbox."""
     allow_unsandboxed_code: bool = False
     """Model-written code may run in the basic sandbox (the user said so); otherwise only bubblewrap runs it."""
+    user: str | None = None
+    """The host account a root runner's candidates run as (`identity`); None: agent-k-sandbox, else nobody."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +70,10 @@ class Job:
     script: Path
     data: Path
     args: tuple[str, ...] = ()
-    outputs: tuple[str, ...] = ()
-    """Names of the files it writes (relative to its working folder) that are brought back."""
+    outputs: Mapping[str, int] = field(default_factory=dict)
+    """The files it writes (relative to its working folder) that are brought back, each with its size cap."""
+    untrusted: bool = False
+    """A model wrote the script: a fresh sandbox of its own, with copies of its data (no host path inside)."""
 
 
 @dataclass(frozen=True)
@@ -102,12 +114,6 @@ class Runner(Protocol):
     async def __call__(self, job: Job, *, workdir: Path, limits: Limits) -> SandboxResult: ...
 
 
-def resolve(kind: SandboxKind | None) -> SandboxKind:
-    if kind is None:
-        return "bwrap" if bwrap.problem() is None else "basic"
-    return kind
-
-
 @cache
 def network_isolation_available() -> bool:
     """`unshare --net` (the basic sandbox's network cut) needs privileges many containers lack; probed once."""
@@ -122,24 +128,34 @@ def network_isolation_available() -> bool:
     return probe.returncode == 0
 
 
-def _environment(home: str, threads: int) -> dict[str, str]:
-    """A fresh environment: nothing inherited, so no secret can leak into a candidate."""
-    count = str(threads)
-    return {
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.defpath]),
-        "HOME": home,
-        "TMPDIR": home,
-        "MPLCONFIGDIR": home,
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "OMP_NUM_THREADS": count,
-        # Waiting OpenMP threads spin briefly, then sleep: spinning long made a 2-thread LightGBM fit 10x slower
-        # beside busy processes, sleeping at once 10x slower on idle cores (benchmarks/thread_wait.py).
-        "GOMP_SPINCOUNT": "1000",
-        "OPENBLAS_NUM_THREADS": count,
-        "MKL_NUM_THREADS": count,
-    }
+class Tail:
+    """The last `limit` bytes of a pipe, drained to its end; what came so far is there at any moment."""
+
+    def __init__(self, limit: int = LOG_TAIL_BYTES) -> None:
+        self.limit = limit
+        self._kept = bytearray()
+
+    async def drain(self, reader: asyncio.StreamReader) -> None:
+        while chunk := await reader.read(1 << 16):
+            self._kept += chunk
+            if len(self._kept) > 2 * self.limit:
+                del self._kept[: -self.limit]
+
+    def value(self) -> bytes:
+        return bytes(self._kept[-self.limit :])
+
+
+async def capture(reader: asyncio.StreamReader, transport: asyncio.ReadTransport, path: Path, cap: int) -> None:
+    """Copy a pipe into `path` until its end, or until `cap` bytes: then the pipe is closed, so the writer's next
+    write fails (the reader process later says which output was over its cap)."""
+    written = 0
+    with path.open("wb") as out:
+        while chunk := await reader.read(1 << 20):
+            out.write(chunk[: cap - written])
+            written += len(chunk)
+            if written > cap:
+                transport.close()
+                return
 
 
 def _kill_group(pid: int) -> None:
@@ -147,150 +163,163 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def _tail(handle: IO[bytes]) -> str:
-    """The end of a log we opened ourselves (read through our descriptor, whatever now sits at its path)."""
-    handle.flush()
-    handle.seek(0, os.SEEK_END)
-    handle.seek(max(0, handle.tell() - LOG_TAIL_BYTES))
-    return handle.read().decode(errors="replace")
+def _signalled(returncode: int | None) -> int | None:
+    """The inner shell reports a candidate killed by signal n as 128 + n; as a process's own code, that is -n."""
+    if returncode is not None and 128 < returncode < 128 + 65:
+        return -(returncode - 128)
+    return returncode
 
 
-def _keep_tail(handle: IO[bytes]) -> str:
-    """Cut a basic-sandbox log down to its tail, as bubblewrap's are, and return that tail."""
-    tail = _tail(handle)
-    handle.seek(0)
-    handle.truncate()
-    handle.write(tail.encode())
-    return tail
+@dataclass
+class _Pipes:
+    """What the runner reads of one sandboxed run while it lasts: its stdout and stderr, and (in bubblewrap)
+    the tar stream of its outputs, each drained by a task of its own. The runner makes these pipes itself: a pipe
+    asyncio made would hold `Process.wait()` until every holder closed it, and a grandchild that left the
+    process group holds it until the cgroup kill."""
+
+    stdout_fd: int
+    stderr_fd: int
+    outputs_fd: int | None
+    """The ends the child writes to (closed here once it has them)."""
+    stdout: Tail = field(default_factory=Tail)
+    stderr: Tail = field(default_factory=Tail)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    transports: list[asyncio.ReadTransport] = field(default_factory=list)
+    _read_fds: list[int] = field(default_factory=list)
+
+    @classmethod
+    def make(cls, *, outputs: bool) -> _Pipes:
+        ends = [os.pipe() for _ in range(3 if outputs else 2)]
+        pipes = cls(ends[0][1], ends[1][1], ends[2][1] if outputs else None)
+        pipes._read_fds = [read for read, _ in ends]
+        return pipes
+
+    def close_writers(self) -> None:
+        """Close the child's ends in this process (the child has its own copies once it started)."""
+        for fd in (self.stdout_fd, self.stderr_fd, self.outputs_fd):
+            if fd is not None:
+                os.close(fd)
+
+    async def start(self, archive: Path, cap: int) -> None:
+        """Drain our ends (the child started: its ends are closed here)."""
+        self.close_writers()
+        loop = asyncio.get_running_loop()
+        readers = []
+        for fd in self._read_fds:
+            reader = asyncio.StreamReader(limit=1 << 20)
+            transport, _ = await loop.connect_read_pipe(_protocol_for(reader), os.fdopen(fd, "rb", buffering=0))
+            readers.append(reader)
+            self.transports.append(transport)
+        self._read_fds = []
+        self.tasks += [
+            asyncio.ensure_future(self.stdout.drain(readers[0])),
+            asyncio.ensure_future(self.stderr.drain(readers[1])),
+        ]
+        if len(readers) == 3:
+            self.tasks.append(asyncio.ensure_future(capture(readers[2], self.transports[2], archive, cap)))
+
+    async def finish(self, wait_s: float) -> tuple[bytes, bytes]:
+        """Let the pipes deliver what the kernel still holds (at most `wait_s`), then close them; the tails."""
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=wait_s)
+        self.abandon()
+        return self.stdout.value(), self.stderr.value()
+
+    def abandon(self) -> None:
+        """Stop reading and close every end still open (after a failed start, the child's ends too)."""
+        for task in self.tasks:
+            task.cancel()
+        for transport in self.transports:
+            transport.close()
+        for fd in self._read_fds:
+            os.close(fd)
+        self._read_fds = []
 
 
-def _log_tail(path: Path) -> str:
-    try:
-        return read_regular(path, LOG_TAIL_BYTES).decode(errors="replace")
-    except Exception:
-        return ""
+def _protocol_for(reader: asyncio.StreamReader) -> Callable[[], asyncio.StreamReaderProtocol]:
+    return lambda: asyncio.StreamReaderProtocol(reader)
 
 
-def launcher_command(
-    groups: CandidateGroups, inner: list[str], *, memory_mb: int, cpu_seconds: int, file_size_mb: int, processes: int
-) -> list[str]:
-    """`_launch.py` joining the candidate's cgroups and setting its rlimits, then exec'ing `inner`."""
-    pids_capped = any((group / "pids.max").exists() for group in groups.paths)
-    address_space = memory_mb + (VIRTUAL_SLACK_MB if groups.memory is not None else 0)
-    return [
-        sys.executable, "-I", "-S", str(_LAUNCHER),
-        "--as", str(address_space), "--cpu", str(cpu_seconds), "--fsize", str(file_size_mb),
-        "--nproc", "0" if pids_capped else str(processes),
-        *(arg for group in groups.paths for arg in ("--cgroup", str(group))), "--", *inner,
-    ]  # fmt: skip
+def _prepare(job: Job, workdir: Path, limits: Limits, kind: SandboxKind, user: str | None) -> bwrap.Launch:
+    if kind == "basic":
+        return bwrap.Launch(argv=[sys.executable, str(job.script), "--data", str(job.data), *job.args])
+    return bwrap.command(
+        [sys.executable, "solution.py", "--data", bwrap.DATA, *job.args],
+        script=job.script,
+        data=job.data,
+        disk_bytes=limits.disk_mb * 1024 * 1024,
+        outputs=tuple(job.outputs),
+        untrusted=job.untrusted,
+        staged=user is not None,
+    )
 
 
 async def run_sandboxed(job: Job, *, workdir: Path, limits: Limits) -> SandboxResult:
     """Run `job` with `workdir` as its working folder; kill all it started on timeout or cancellation."""
     workdir.mkdir(parents=True, exist_ok=True)
-    kind = resolve(limits.sandbox)
-    for name in (*job.outputs, *bwrap.LOGS):
+    kind = resolve(limits.sandbox, limits.user)
+    for name in (*job.outputs, *LOGS):
         with contextlib.suppress(FileNotFoundError):
             (workdir / name).unlink()
+    user = user_arg(limits.user) if kind == "bwrap" else None
     if kind == "bwrap":
-        inner = bwrap.command(
-            [sys.executable, "solution.py", "--data", bwrap.DATA, *job.args],
-            script=job.script,
-            data=job.data,
-            disk_bytes=limits.disk_mb * 1024 * 1024,
-            outputs=job.outputs,
-        )
-        env = _environment(bwrap.WORK, limits.threads)
-        stdout_path, stderr_path = workdir / ".outputs.tar", workdir / ".sandbox.log"
-    else:
-        inner = [sys.executable, str(job.script), "--data", str(job.data), *job.args]
-        env = _environment(str(workdir), limits.threads)
-        stdout_path, stderr_path = workdir / "stdout.log", workdir / "stderr.log"
+        shared_reader().prestart()
+    home = bwrap.WORK if kind == "bwrap" else str(workdir)
     cpu_seconds = int(limits.timeout_s * max(1, limits.threads)) + 5
-    with (
-        candidate_groups(limits.processes, limits.memory_mb) as groups,
-        stdout_path.open("w+b") as stdout,
-        stderr_path.open("w+b") as stderr,
-    ):
+    archive = workdir / ".outputs.tar"
+    launch = _prepare(job, workdir, limits, kind, user)
+    with candidate_groups(limits.processes, limits.memory_mb) as groups:
         launcher = launcher_command(
-            groups, inner, memory_mb=limits.memory_mb, cpu_seconds=cpu_seconds,
-            file_size_mb=limits.file_size_mb, processes=limits.processes,
+            groups, launch.argv, memory_mb=limits.memory_mb, cpu_seconds=cpu_seconds,
+            file_size_mb=limits.file_size_mb, processes=limits.processes, user=user, stage=launch.stage,
         )  # fmt: skip
         if kind == "basic" and network_isolation_available():
             launcher = ["unshare", "--net", *launcher]
+        pipes = _Pipes.make(outputs=kind == "bwrap")
         started = time.monotonic()
-        process = await asyncio.create_subprocess_exec(
-            *launcher,
-            cwd=workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-            start_new_session=True,
-        )
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *launcher,
+                cwd=workdir,
+                env=environment(home, limits.threads),
+                # bubblewrap: stdin is the outputs' way out (see `bwrap`)
+                stdin=subprocess.DEVNULL if pipes.outputs_fd is None else pipes.outputs_fd,
+                stdout=pipes.stdout_fd,
+                stderr=pipes.stderr_fd,
+                pass_fds=launch.fds,
+                start_new_session=True,
+            )
+        except BaseException:
+            pipes.close_writers()
+            pipes.abandon()
+            raise
+        finally:
+            launch.close()
+        await pipes.start(archive, sum(job.outputs.values()) + TAR_SLACK_BYTES)
         timed_out = False
         try:
             await asyncio.wait_for(process.wait(), timeout=limits.timeout_s)
         except TimeoutError:
             timed_out = True
-            _kill_group(process.pid)
-            await process.wait()
         except BaseException:
             _kill_group(process.pid)
+            pipes.abandon()
             raise
         finally:
-            _kill_group(process.pid)  # reap grandchildren the candidate may have left behind
+            _kill_group(process.pid)  # and grandchildren the candidate may have left behind
+        await process.wait()
         runtime = round(time.monotonic() - started, 3)
+        groups.kill()  # escapees from the process group would hold the pipes open
+        stdout, stderr = await pipes.finish(DRAIN_AFTER_EXIT_S)
         out_of_memory, peak = groups.oom_kills() > 0, groups.peak_mb()
-        if kind == "basic":
-            stdout_tail, stderr_tail = _keep_tail(stdout), _keep_tail(stderr)
-            return SandboxResult(
-                process.returncode, timed_out, runtime, stdout_tail, stderr_tail, kind, out_of_memory, peak_mb=peak
-            )
-        sandbox_errors = _tail(stderr)
-    result = await _collect(job, workdir, limits, process.returncode, timed_out, runtime, out_of_memory, sandbox_errors)
-    return replace(result, peak_mb=peak)
-
-
-async def _collect(
-    job: Job,
-    workdir: Path,
-    limits: Limits,
-    returncode: int | None,
-    timed_out: bool,
-    runtime: float,
-    out_of_memory: bool,
-    sandbox_errors: str,
-) -> SandboxResult:
-    """Bring a bubblewrap run's outputs out of the tar stream it wrote, off the event loop."""
-    archive = workdir / ".outputs.tar"
-    wanted = frozenset((*job.outputs, *bwrap.LOGS))
-    try:
-        left_out = await asyncio.wait_for(
-            asyncio.to_thread(
-                extract,
-                archive,
-                workdir,
-                wanted,
-                max_file_bytes=limits.file_size_mb * 1024 * 1024,
-                logs=frozenset(bwrap.LOGS),
-            ),
-            READ_TIMEOUT_S,
-        )
-    except TimeoutError:
-        left_out = {name: f"{name} could not be read in time" for name in job.outputs}
-    finally:
+    left_out: dict[str, str] = {}
+    if kind == "bwrap":
+        left_out = await shared_reader().extract(archive, workdir, job.outputs)
         archive.unlink(missing_ok=True)
-    if returncode is not None and 128 < returncode < 128 + 65:  # the inner shell reports a signal as 128 + n
-        returncode = -(returncode - 128)
-    stderr_tail = _log_tail(workdir / "stderr.log") or sandbox_errors
+    for name, tail in zip(LOGS, (stdout, stderr), strict=True):
+        (workdir / name).write_bytes(tail)
+    returncode = _signalled(process.returncode) if kind == "bwrap" else process.returncode
     return SandboxResult(
-        returncode,
-        timed_out,
-        runtime,
-        _log_tail(workdir / "stdout.log"),
-        stderr_tail,
-        "bwrap",
-        out_of_memory,
-        left_out,
-    )
+        returncode, timed_out, runtime, stdout.decode(errors="replace"), stderr.decode(errors="replace"), kind,
+        out_of_memory, left_out, peak,
+    )  # fmt: skip

@@ -12,6 +12,7 @@ from agent_k.ml.search.selection import (
     niche_elites,
     propose,
     ranked,
+    starting_recipe,
 )
 from agent_k.ml.search.space import DEFAULTS, SPACE, Choice, Param, default_recipe, random_recipe
 
@@ -35,4 +36,5 @@ __all__ = [
     "propose",
     "random_recipe",
     "ranked",
+    "starting_recipe",
 ]

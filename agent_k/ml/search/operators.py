@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass
 
 from agent_k.ml.recipes import ModelFamily, Recipe
-from agent_k.ml.search.space import SPACE
+from agent_k.ml.search.space import SPACE, TEXT_SPACE
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,20 @@ class FeatureOptions:
     dates: tuple[str, ...] = ()
     categorical: tuple[str, ...] = ()
     log_target: bool = False
+    text: tuple[str, ...] = ()
+    """Free-text columns: every recipe reads them (TF-IDF for linear models, a stacked text model for trees)."""
+    forecast: bool = False
+    """The test rows are a forecast of a numeric target: recipes may predict relative to the series' level."""
+    positive_target: bool = False
+    learn_logs: bool = False
+    """The metric is RMSLE: recipes start by learning log(1 + y), which is what it scores."""
+
+
+def relative_forms(options: FeatureOptions) -> tuple[str, ...]:
+    """How a forecast's target may be taken relative to its series' level."""
+    if not options.forecast:
+        return ("none",)
+    return ("none", "difference", "ratio") if options.positive_target else ("none", "difference")
 
 
 def mutate(recipe: Recipe, rng: random.Random, options: FeatureOptions = FeatureOptions()) -> Recipe:
@@ -40,6 +54,13 @@ def mutate(recipe: Recipe, rng: random.Random, options: FeatureOptions = Feature
         update["native_categorical"] = not recipe.native_categorical
     if options.ratios and rng.random() < 0.15:
         update["ratio_columns"] = () if recipe.ratio_columns else options.ratios
+    if recipe.text_columns and rng.random() < 0.3:
+        text = dict(recipe.text)
+        for name in rng.sample(sorted(TEXT_SPACE), k=rng.randint(1, 2)):
+            text[name] = TEXT_SPACE[name].perturb(text.get(name, TEXT_SPACE[name].sample(rng)), rng)
+        update["text"] = text
+    if options.forecast and recipe.family is not ModelFamily.naive and rng.random() < 0.15:
+        update["relative"] = rng.choice(relative_forms(options))
     return recipe.model_copy(update=update)
 
 
@@ -57,5 +78,7 @@ def crossover(a: Recipe, b: Recipe, rng: random.Random) -> Recipe:
             "target_columns": rng.choice((a.target_columns, b.target_columns)),
             "native_categorical": rng.choice((a.native_categorical, b.native_categorical)),
             "ratio_columns": rng.choice((a.ratio_columns, b.ratio_columns)),
+            "text": rng.choice((a.text, b.text)),
+            "relative": rng.choice((a.relative, b.relative)),
         }
     )

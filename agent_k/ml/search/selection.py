@@ -67,6 +67,8 @@ def improved(new: float, old: float | None, competition: Competition) -> bool:
 
 
 def feature_options(findings: ResearchFindings, competition: Competition, drop: tuple[str, ...]) -> FeatureOptions:
+    forecast = findings.cv.kind == "forward" and competition.task is TaskType.regression
+    rmsle = competition.metric == "rmsle"
     usable = [c for c in findings.columns if c.name not in drop and c.name not in findings.id_like]
     informative = sorted(
         (c for c in usable if c.positive and c.single_column_score is not None),
@@ -81,8 +83,24 @@ def feature_options(findings: ResearchFindings, competition: Competition, drop: 
         ratios=tuple(combinations([c.name for c in informative], 2)),
         dates=tuple(c.name for c in usable if c.kind == "datetime"),
         categorical=tuple(c.name for c in usable if c.kind == "categorical"),
-        log_target=competition.task is TaskType.regression and (findings.target.skew or 0.0) > 0.5,
+        log_target=competition.task is TaskType.regression and ((findings.target.skew or 0.0) > 0.5 or rmsle),
+        text=tuple(c for c in findings.text_columns if c not in drop),
+        forecast=forecast,
+        learn_logs=rmsle,
+        positive_target=findings.target.positive,
     )
+
+
+def starting_recipe(family: ModelFamily, options: FeatureOptions, drop_columns: tuple[str, ...]) -> Recipe:
+    """A family's first recipe for this data: its defaults, the text columns, a forecast relative to its level
+    (a ratio for a positive target) so that trees can follow a trend past the last training date."""
+    relative = "none"
+    if options.forecast and family is not ModelFamily.naive:
+        relative = "ratio" if options.positive_target and family is not ModelFamily.linear else "difference"
+    recipe = default_recipe(family, drop_columns, options.dates, text_columns=options.text, relative=relative)
+    if options.learn_logs and family is not ModelFamily.naive:
+        recipe = recipe.model_copy(update={"log_target": True})
+    return recipe
 
 
 def propose(
@@ -118,7 +136,7 @@ def propose(
         if len(proposals) >= batch:
             break
         if ModelFamily(family) not in tried:
-            add(default_recipe(ModelFamily(family), drop_columns, options.dates), ())
+            add(starting_recipe(ModelFamily(family), options, drop_columns), ())
 
     elites = niche_elites(archive, competition)
     if elites:

@@ -73,6 +73,7 @@ SPACE: dict[ModelFamily, dict[str, Param | Choice]] = {
     },
     ModelFamily.linear: {"C": Param(1e-3, 100.0, log=True)},
     ModelFamily.knn: {"n_neighbors": Param(1, 50, log=True, integer=True), "weights": Choice(("uniform", "distance"))},
+    ModelFamily.naive: {"method": Choice(("last", "seasonal", "mean"))},
 }
 
 DEFAULTS: dict[ModelFamily, dict[str, ParamValue]] = {
@@ -96,13 +97,44 @@ DEFAULTS: dict[ModelFamily, dict[str, ParamValue]] = {
     ModelFamily.extra_trees: {"n_estimators": 100, "min_samples_leaf": 1, "max_features": 0.7},
     ModelFamily.linear: {"C": 1.0},
     ModelFamily.knn: {"n_neighbors": 10, "weights": "distance"},
+    ModelFamily.naive: {"method": "seasonal"},
 }
 
 
+TEXT_SPACE: dict[str, Param | Choice] = {
+    "word": Param(1, 3, integer=True),
+    "char": Param(0, 6, integer=True),
+    "min_df": Param(1, 5, integer=True),
+    "max_features": Param(5_000, 300_000, log=True, integer=True),
+    "svd": Param(0, 64, integer=True),
+    "C": Param(0.1, 50.0, log=True),
+}
+"""Text settings (see `agent_k.ml.textfeatures`): n-gram lengths, min_df, vocabulary, SVD components, the text
+model's C; a recipe's `text` holds the ones it moved from the defaults."""
+TEXT_LINEAR_C = 4.0
+"""A linear model on TF-IDF wants less regularisation than on a few scaled numbers."""
+
+
 def default_recipe(
-    family: ModelFamily, drop_columns: tuple[str, ...] = (), date_columns: tuple[str, ...] = ()
+    family: ModelFamily,
+    drop_columns: tuple[str, ...] = (),
+    date_columns: tuple[str, ...] = (),
+    *,
+    text_columns: tuple[str, ...] = (),
+    relative: str = "none",
 ) -> Recipe:
-    return Recipe(family=family, params=dict(DEFAULTS[family]), drop_columns=drop_columns, date_columns=date_columns)
+    """A family's defaults, reading the text columns, and predicting a forecast relative to its level."""
+    params = dict(DEFAULTS[family])
+    if text_columns and family is ModelFamily.linear:
+        params["C"] = TEXT_LINEAR_C
+    return Recipe(
+        family=family,
+        params=params,
+        drop_columns=drop_columns,
+        date_columns=date_columns,
+        text_columns=() if family is ModelFamily.naive else text_columns,
+        relative="none" if family is ModelFamily.naive else relative,
+    )
 
 
 def random_recipe(family: ModelFamily, rng: random.Random, base: Recipe) -> Recipe:

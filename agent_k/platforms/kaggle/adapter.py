@@ -23,10 +23,11 @@ from agent_k.platforms.base import (
     LeaderboardIncomplete,
     PlatformError,
     Submission,
+    SubmissionQuotaRefused,
     SubmissionStatus,
     copy_public_files,
 )
-from agent_k.platforms.kaggle.client import KaggleAuthError, KaggleClient, OutcomeUnknown
+from agent_k.platforms.kaggle.client import KaggleAuthError, KaggleClient, OutcomeUnknown, refuses_for_quota
 from agent_k.platforms.kaggle.layout import (
     UnsupportedCompetition,
     arrange,
@@ -164,6 +165,8 @@ class KaggleAdapter:
             return adopted
         if not created.get("ref"):
             said = str(created.get("message") or "").strip() or "its answer carried no submission reference"
+            if refuses_for_quota(said):
+                raise SubmissionQuotaRefused(f"Kaggle refused the submission for its daily quota: {said}")
             raise PlatformError(f"Kaggle did not create the submission on '{competition_id}': {said}")
         return Submission(
             id=str(created["ref"]),

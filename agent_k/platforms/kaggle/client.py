@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from agent_k.platforms.base import CompetitionNotFound, PlatformError
+from agent_k.platforms.base import CompetitionNotFound, PlatformError, SubmissionQuotaRefused
 from agent_k.platforms.kaggle.credentials import KaggleCredentials
 
 SERVICE = "competitions.CompetitionApiService"
@@ -242,7 +242,18 @@ class KaggleClient:
             )
         if code == 404 and competition:
             raise CompetitionNotFound(competition, [])
+        if method == "CreateSubmission" and refuses_for_quota(detail):
+            raise SubmissionQuotaRefused(f"Kaggle refused the submission for its daily quota: {detail}")
         raise PlatformError(f"Kaggle {method} failed: HTTP {code}{': ' + detail if detail else ''}")
+
+
+QUOTA_WORDS = re.compile(r"daily|allowance|quota|submission limit|too many submissions", re.IGNORECASE)
+
+
+def refuses_for_quota(message: str) -> bool:
+    """Whether Kaggle's words refuse a submission for the team's daily limit ("Your team has used its daily
+    Submission allowance (5) today, please try again tomorrow UTC")."""
+    return bool(QUOTA_WORDS.search(message))
 
 
 def _json(response: httpx.Response) -> dict[str, Any]:

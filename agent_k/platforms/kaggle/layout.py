@@ -1,23 +1,62 @@
 """A Kaggle competition's files in our layout: train.csv, test.csv, sample_submission.csv, description.md and
 competition.json, the same public folder the local platform hands a mission.
 
-Kaggle does not say which column is the target, so it is read off the files: the sample submission's first
-column is the id and the rest is what to predict; the train file holds those columns with the answers.
+Kaggle does not say which column is the target, so it is read off the files (`agent_k.platforms.layouts`): the
+sample submission's first column is the id and the rest is what to predict; the train file (or its labels file)
+holds those columns with the answers. Kaggle's metric is named in prose; it maps onto ours, and a competition
+scored by a metric we cannot compute the same way is refused, saying which metric it was.
 """
 
 from __future__ import annotations
 
-import shutil
+import re
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, TaskType
+from agent_k.competition.kinds import LABEL_METRICS, MULTILABEL_METRICS
 from agent_k.platforms.base import PlatformError
-from agent_k.platforms.local.materialise import CompetitionInputError, infer_task
+from agent_k.platforms.layouts import LayoutError, arrange_folder
+from agent_k.platforms.local.materialise import CompetitionInputError, infer_task, sample_submission
 
 _METRIC_NAMES: tuple[tuple[str, MetricName], ...] = (
+    ("mean columnwise auc", "mean_auc"),
+    ("mean column-wise auc", "mean_auc"),
+    ("column-wise mean auc", "mean_auc"),
+    ("columnwise roc auc", "mean_auc"),
+    ("mean columnwise log loss", "mean_logloss"),
+    ("mean column-wise log loss", "mean_logloss"),
+    ("mean columnwise root mean squared", "rmse"),
+    ("mcrmse", "rmse"),
+    ("root mean squared logarithmic error", "rmsle"),
+    ("root mean squared log error", "rmsle"),
+    ("rmsle", "rmsle"),
+    ("symmetric mean absolute percentage", "smape"),
+    ("smape", "smape"),
+    ("mean absolute percentage error", "mape"),
+    ("mape", "mape"),
+    ("median absolute error", "medae"),
+    ("quadratic weighted kappa", "qwk"),
+    ("quadratic kappa", "qwk"),
+    ("qwk", "qwk"),
+    ("cohen kappa", "qwk"),
+    ("matthews correlation", "mcc"),
+    ("mcc", "mcc"),
+    ("balanced accuracy", "balanced_accuracy"),
+    ("normalized gini", "gini"),
+    ("gini", "gini"),
+    ("macro f1", "f1_macro"),
+    ("f1 macro", "f1_macro"),
+    ("macro-averaged f1", "f1_macro"),
+    ("macro f-score", "f1_macro"),
+    ("micro f1", "f1_micro"),
+    ("f1 micro", "f1_micro"),
+    ("micro-averaged f1", "f1_micro"),
+    ("f1", "f1"),
+    ("f-score", "f1"),
+    ("f score", "f1"),
+    ("map@", "map_at_k"),
+    ("mean average precision", "map_at_k"),
     ("area under", "auc"),
     ("auc", "auc"),
     ("log loss", "logloss"),
@@ -25,6 +64,7 @@ _METRIC_NAMES: tuple[tuple[str, MetricName], ...] = (
     ("logarithmic loss", "logloss"),
     ("multiclass loss", "logloss"),
     ("root mean squared error", "rmse"),
+    ("root mean square error", "rmse"),
     ("rmse", "rmse"),
     ("mean absolute error", "mae"),
     ("mae", "mae"),
@@ -32,8 +72,23 @@ _METRIC_NAMES: tuple[tuple[str, MetricName], ...] = (
     ("r2", "r2"),
     ("r^2", "r2"),
     ("accuracy", "accuracy"),
+    ("categorization accuracy", "accuracy"),
 )
-_UNSUPPORTED = ("logarithmic error", "rmsle", "percentage", "weighted", "median", "kappa")
+_UNSCORABLE = (
+    "weighted mean absolute",
+    "weighted rmse",
+    "weighted log",
+    "dice",
+    "iou",
+    "intersection over union",
+    "jaccard",
+    "bleu",
+    "levenshtein",
+    "word error",
+    "crps",
+    "custom",
+)
+"""Names that contain one of ours but mean something else: per-row weights we do not have, other families."""
 
 
 class UnsupportedCompetition(PlatformError):
@@ -42,10 +97,16 @@ class UnsupportedCompetition(PlatformError):
 
 def metric_from_kaggle(name: str) -> MetricName | None:
     """Our metric for Kaggle's `evaluationMetric` text, or None when we cannot score it the same way."""
-    text = name.lower()
-    if any(word in text for word in _UNSUPPORTED):
+    text = " ".join(name.lower().replace("_", " ").split())
+    if any(word in text for word in _UNSCORABLE):
         return None
     return next((metric for needle, metric in _METRIC_NAMES if needle in text), None)
+
+
+def top_k_from_kaggle(name: str) -> int | None:
+    """MAP@k's k, as Kaggle writes it (`MAP@5`, `Mean Average Precision @ 3`)."""
+    match = re.search(r"@\s*(\d+)", name)
+    return int(match.group(1)) if match else None
 
 
 def tag_names(meta: dict[str, Any]) -> list[str]:
@@ -57,7 +118,9 @@ def task_hint(metric: MetricName) -> TaskType:
     """A listing's best guess before the files are read (Kaggle's metadata has no task)."""
     if metric in REGRESSION_METRICS:
         return TaskType.regression
-    return TaskType.binary if metric == "auc" else TaskType.multiclass
+    if metric in MULTILABEL_METRICS:
+        return TaskType.multilabel
+    return TaskType.binary if metric in ("auc", "f1", "gini") else TaskType.multiclass
 
 
 def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competition:
@@ -65,70 +128,50 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
     named_metric = str(meta.get("evaluationMetric", ""))
     metric = metric_from_kaggle(named_metric)
     if metric is None:
-        raise UnsupportedCompetition(f"'{slug}' is scored by '{named_metric}', which AGENT-K cannot score")
-    train_path, test_path, sample_path = _pick_files(slug, raw)
-    sample = pd.read_csv(sample_path, nrows=5)
-    train_columns = list(pd.read_csv(train_path, nrows=0).columns)
-    test = pd.read_csv(test_path)
-    id_column, predicted = str(sample.columns[0]), [str(c) for c in sample.columns[1:]]
-    if id_column not in test.columns or not predicted:
-        columns = list(sample.columns)
-        raise UnsupportedCompetition(f"'{slug}': the sample submission's columns {columns} do not fit test.csv")
-    target = _target(slug, predicted, train_columns, list(test.columns), train_path)
-    train = pd.read_csv(train_path)
+        shown = named_metric or "no metric Kaggle names"
+        raise UnsupportedCompetition(f"'{slug}' is scored by '{shown}', which AGENT-K cannot compute the same way")
     try:
-        task, classes = infer_task(train[target], metric)
+        arranged = arrange_folder(raw, slug)
+        task, classes = infer_task(arranged.train, arranged.targets, metric)
+    except LayoutError as exc:
+        raise UnsupportedCompetition(str(exc)) from None
     except CompetitionInputError as exc:
         raise UnsupportedCompetition(f"'{slug}': {exc}") from None
-    if len(predicted) > 1:
-        task, classes = TaskType.multiclass, predicted
+    if arranged.classes is not None:
+        classes = arranged.classes
+        task = TaskType.binary if len(classes) == 2 and metric not in ("logloss",) else TaskType.multiclass
+    if metric in LABEL_METRICS and arranged.classes is not None:
+        raise UnsupportedCompetition(f"'{slug}': {metric} scores labels, but the submission wants one column per class")
     spec = Competition(
         id=slug,
         title=str(meta.get("title") or slug),
         description=str(meta.get("description") or ""),
         task=task,
         metric=metric,
-        target=target,
-        id_column=id_column,
+        target=arranged.targets[0],
+        targets=arranged.targets if len(arranged.targets) > 1 else None,
+        id_column=arranged.id_column,
         classes=classes,
-        n_train=len(train),
-        n_test=len(test),
-        n_features=len([c for c in train.columns if c not in (id_column, target)]),
+        top_k=(top_k_from_kaggle(named_metric) or 3) if metric == "map_at_k" else None,
+        n_train=len(arranged.train),
+        n_test=len(arranged.test),
+        n_features=len([c for c in arranged.test.columns if c != arranged.id_column]),
         source="kaggle",
         tags=tag_names(meta),
         url=f"https://www.kaggle.com/competitions/{slug}",
         max_daily_submissions=meta.get("maxDailySubmissions") or None,
     )
+    if spec.prediction_columns != [str(c) for c in arranged.sample.columns[1:]]:
+        raise UnsupportedCompetition(
+            f"'{slug}': the sample submission's columns {list(arranged.sample.columns)} are not what {metric} "
+            f"scores ({[spec.id_column, *spec.prediction_columns]})"
+        )
     public.mkdir(parents=True)
-    for source, name in ((train_path, "train.csv"), (test_path, "test.csv"), (sample_path, "sample_submission.csv")):
-        shutil.copyfile(source, public / name)
-    (public / "description.md").write_text(f"# {spec.title}\n\n{spec.description}\n\nMetric: {named_metric}\n")
+    arranged.train.to_csv(public / "train.csv", index=False)
+    arranged.test.to_csv(public / "test.csv", index=False)
+    sample_submission(spec, arranged.test, arranged.train).to_csv(public / "sample_submission.csv", index=False)
+    notes = "".join(f"- {note}\n" for note in arranged.notes)
+    layout = f"\n## How AGENT-K read the files\n{notes}" if notes else ""
+    (public / "description.md").write_text(f"# {spec.title}\n\n{spec.description}\n\nMetric: {named_metric}\n{layout}")
     (public / "competition.json").write_text(spec.model_dump_json(indent=2))
     return spec
-
-
-def _pick_files(slug: str, raw: Path) -> tuple[Path, Path, Path]:
-    csvs = sorted(p for p in raw.rglob("*.csv") if p.is_file())
-
-    def one(role: str, *words: str) -> Path:
-        found = [p for p in csvs if any(w in p.name.lower() for w in words)]
-        if role != "sample":
-            found = [p for p in found if "submission" not in p.name.lower() and "sample" not in p.name.lower()]
-        if len(found) != 1:
-            names = ", ".join(str(p.relative_to(raw)) for p in csvs) or "no CSV files"
-            raise UnsupportedCompetition(f"'{slug}': cannot tell the {role} file among: {names}")
-        return found[0]
-
-    return one("train", "train"), one("test", "test"), one("sample", "submission", "sample")
-
-
-def _target(slug: str, predicted: list[str], train: list[str], test: list[str], path: Path) -> str:
-    if len(predicted) == 1 and predicted[0] in train:
-        return predicted[0]
-    if len(predicted) > 1:
-        wanted = set(predicted)
-        for column in (c for c in train if c not in test):
-            values = pd.read_csv(path, usecols=[column])[column].dropna().astype(str).unique()
-            if set(values) == wanted:
-                return column
-    raise UnsupportedCompetition(f"'{slug}': no train column holds what the sample submission predicts ({predicted})")

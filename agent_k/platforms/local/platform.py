@@ -29,6 +29,9 @@ from agent_k.platforms.base import (
 )
 from agent_k.platforms.local import materialise
 from agent_k.platforms.local.catalog import BUILTINS, builtin
+from agent_k.platforms.local.materialise import Hints
+from agent_k.platforms.local.splits import RANDOM, TEST_FRACTION, HiddenRows
+from agent_k.platforms.local.user_files import UserTables
 
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
@@ -81,44 +84,52 @@ class LocalPlatform:
             description=found.description,
             source=found.source,
             tags=found.tags,
+            targets=list(found.targets) or None,
+            hidden=found.hidden,
         )
-        materialise.write(prepared, self.root, reference_entries(prepared))
+        materialise.write(prepared, self.root, reference_entries(prepared, found.hidden.time))
 
     def add(
         self,
         competition_id: str,
-        train: Path,
+        tables: UserTables,
         *,
-        target: str,
         metric: MetricName,
-        id_column: str | None = None,
-        test: Path | None = None,
-        solution: Path | None = None,
+        top_k: int | None = None,
+        hidden: HiddenRows = RANDOM,
+        hints: Hints = Hints(),
     ) -> Competition:
-        """Create a competition from the user's files; on any error nothing is written."""
+        """Create a competition from the user's tables; on any error nothing is written."""
         if not _SLUG.fullmatch(competition_id):
             raise materialise.CompetitionInputError(
                 f"invalid name {competition_id!r}: use lowercase letters, digits and dashes"
             )
         if competition_id in self.known_ids():
             raise materialise.CompetitionInputError(f"competition '{competition_id}' already exists")
-        if solution is not None and test is None:
-            raise materialise.CompetitionInputError("--solution needs --test")
         from agent_k.platforms.local.references import reference_entries
 
         prepared = materialise.prepare(
             competition_id,
             competition_id.replace("-", " ").title(),
-            _read_csv(train),
-            target=target,
+            tables.train,
+            target=tables.targets[0],
+            targets=tables.targets,
             metric=metric,
-            id_column=id_column,
-            test=_read_csv(test) if test else None,
-            solution=_read_csv(solution) if solution else None,
-            source=f"user files ({train.name})",
+            id_column=tables.id_column,
+            test=tables.test,
+            solution=tables.solution,
+            source=tables.source,
             tags=("custom",),
+            top_k=top_k,
+            hidden=hidden,
+            hints=hints,
         )
-        leaderboard = reference_entries(prepared)  # before the lock: a failure here leaves nothing behind
+        time = hidden.time
+        if time is None and hints.time_column is not None and tables.test is not None:  # the user's test: future?
+            from agent_k.competition.columns import time_of
+
+            time = {**time_of(prepared.train, hints.time_column), "keys": list(hints.series_keys)}
+        leaderboard = reference_entries(prepared, time)  # before the lock: a failure here leaves nothing behind
         with self._lock(competition_id):
             if self._folder(competition_id).exists():
                 raise materialise.CompetitionInputError(f"competition '{competition_id}' already exists")
@@ -139,8 +150,8 @@ class LocalPlatform:
             task=b.task,
             metric=b.metric,
             target=b.target,
-            n_train=round(b.rows * (1 - materialise.TEST_FRACTION)),
-            n_test=round(b.rows * materialise.TEST_FRACTION),
+            n_train=round(b.rows * (1 - TEST_FRACTION)),
+            n_test=round(b.rows * TEST_FRACTION),
             source=b.source,
             tags=list(b.tags),
         )
@@ -204,7 +215,7 @@ class LocalPlatform:
             return None, None
         solution = pd.read_csv(solution_path).set_index(spec.id_column).loc[predictions.index]
         public = (solution["Usage"] == "Public").to_numpy()
-        y = solution[spec.target].reset_index(drop=True)
+        y = (solution[spec.target_columns] if spec.targets else solution[spec.target]).reset_index(drop=True)
         frame = predictions.reset_index(drop=True)
         return (
             metrics.score(spec, y[public], frame[public]),
@@ -246,12 +257,3 @@ class LocalPlatform:
                 )
             )
         return entries
-
-
-def _read_csv(path: Path) -> pd.DataFrame:
-    try:
-        return pd.read_csv(path)
-    except FileNotFoundError as exc:
-        raise materialise.CompetitionInputError(f"file not found: {path}") from exc
-    except (OSError, ValueError) as exc:
-        raise materialise.CompetitionInputError(f"cannot read {path}: {exc}") from exc

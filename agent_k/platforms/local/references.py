@@ -3,6 +3,7 @@ hidden test labels, so rank, percentile and medal mean something."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -114,51 +115,160 @@ def _regressors() -> list[tuple[str, Any, bool]]:
     ]
 
 
-def predict_frame(spec: Competition, model: Any, features: pd.DataFrame) -> pd.DataFrame:
-    """Predictions in the competition's submission columns (without the id column)."""
-    if spec.prediction is PredictionKind.value:
-        return pd.DataFrame({spec.target: model.predict(features)})
+def as_submission(spec: Competition, model: Any, features: pd.DataFrame) -> pd.DataFrame:
+    """A fitted single-target model's predictions in the competition's submission columns (without the id)."""
+    kind = spec.prediction
+    if spec.task is TaskType.regression:
+        values = np.asarray(model.predict(features), dtype=float)
+        return pd.DataFrame({spec.target: np.clip(values, 0, None) if spec.metric == "rmsle" else values})
+    if kind is PredictionKind.value:
+        return pd.DataFrame({spec.target: metrics.normalize_labels(pd.Series(model.predict(features))).to_numpy()})
     proba = model.predict_proba(features)
     by_class = {metrics.normalize_labels(pd.Series([c])).iloc[0]: proba[:, i] for i, c in enumerate(model.classes_)}
-    if spec.prediction is PredictionKind.probability:
-        return pd.DataFrame({spec.target: by_class.get(spec.positive_class or "", np.zeros(len(features)))})
-    columns = {label: by_class.get(label, np.zeros(len(features))) for label in spec.classes or []}
-    return pd.DataFrame(columns)
+    classes = list(spec.classes or [])
+    matrix = np.column_stack([by_class.get(label, np.zeros(len(features))) for label in classes])
+    if kind is PredictionKind.ranked:
+        best = np.argsort(-matrix, axis=1, kind="stable")[:, : spec.top_k or 1]
+        return pd.DataFrame({spec.target: [" ".join(np.asarray(classes)[row]) for row in best]})
+    if kind is PredictionKind.probability:
+        return pd.DataFrame({spec.target: matrix[:, -1]})
+    return pd.DataFrame(matrix, columns=classes)
 
 
-def reference_entries(prepared: PreparedCompetition) -> list[dict[str, object]]:
-    """Train each reference model and score it on the public and private parts of the hidden labels."""
+def _fit_predict(spec: Competition, make: Any, x: pd.DataFrame, y: pd.DataFrame, test_x: pd.DataFrame) -> pd.DataFrame:
+    """One model per target column for several targets (a 0/1 target's P(1)); else one model."""
+    if spec.task in (TaskType.multilabel, TaskType.multioutput):
+        columns = {}
+        for name in spec.target_columns:
+            model = make().fit(x, y[name] if spec.task is TaskType.multioutput else y[name].astype(int))
+            columns[name] = model.predict(test_x) if spec.task is TaskType.multioutput else _positive(model, test_x)
+        return pd.DataFrame(columns)
+    labels = y[spec.target]
+    if spec.task is not TaskType.regression:
+        labels = metrics.normalize_labels(labels)
+    return as_submission(spec, make().fit(x, labels), test_x)
+
+
+def _positive(model: Any, x: pd.DataFrame) -> np.ndarray:
+    proba = model.predict_proba(x)
+    classes = list(model.classes_)
+    return np.asarray(proba[:, classes.index(1)] if 1 in classes else np.zeros(len(x)), dtype=float)
+
+
+def _text_columns(frame: pd.DataFrame) -> list[str]:
+    from agent_k.competition.columns import looks_like_text
+
+    return [c for c in frame.columns if looks_like_text(frame[c])]
+
+
+def _tfidf_model(spec: Competition, text: list[str], frame: pd.DataFrame) -> Any:
+    """The practitioner's text baseline: word and character TF-IDF with a logistic regression (ridge for numbers),
+    small categories one-hot, numbers scaled."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import FeatureUnion, make_pipeline
+    from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+
+    numeric, categorical = split_columns(frame.drop(columns=text))
+    joined = FunctionTransformer(lambda t: t.fillna("").astype(str).agg(" ".join, axis=1))
+    words = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
+    characters = TfidfVectorizer(
+        analyzer="char_wb", ngram_range=(2, 5), min_df=2, sublinear_tf=True, max_features=100_000
+    )
+    parts = [("text", make_pipeline(joined, FeatureUnion([("w", words), ("c", characters)])), text)]
+    if numeric:
+        parts.append(("numeric", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), numeric))
+    if categorical:
+        encoder = OneHotEncoder(
+            handle_unknown="infrequent_if_exist", min_frequency=5, max_categories=MAX_ONE_HOT_LEVELS
+        )
+        parts.append(("categorical", make_pipeline(SimpleImputer(strategy="most_frequent"), encoder), categorical))
+    regression = spec.task in (TaskType.regression, TaskType.multioutput)
+    model = Ridge(alpha=1.0) if regression else LogisticRegression(C=4.0, max_iter=3000)
+    return lambda: make_pipeline(ColumnTransformer(parts), model)
+
+
+def _naive_entries(prepared: PreparedCompetition, time: dict[str, Any]) -> Iterator[tuple[str, pd.DataFrame]]:
+    """The naive forecasts of each series from its training rows: its last value, its value one (or more)
+    seasons before the forecast time, its last season's mean. Written apart from the mission's own forecasting
+    code, so a board built with them does not grade that code by itself."""
+    from agent_k.competition.timing import parse_time, season_of, time_order
+
+    spec = prepared.spec
+    keys = list(time.get("keys", []))
+    history = pd.concat([prepared.train, prepared.test], ignore_index=True)
+    times = parse_time(history, time)
+    order = time_order(times)
+    steps = np.unique(order[np.isfinite(order)])
+    season = max(1, season_of(times, steps))
+    step = np.searchsorted(steps, order)
+    series = history[keys].astype(str).agg("|".join, axis=1) if keys else pd.Series("all", index=history.index)
+    n_train = len(prepared.train)
+    known = pd.DataFrame({"series": series[:n_train], "step": step[:n_train], "y": prepared.train[spec.target]})
+    known = known.dropna(subset=["y"]).sort_values("step")
+    value_at = known.groupby(["series", "step"])["y"].mean()
+    by_series = known.groupby("series")
+    last_step, last = by_series["step"].max(), by_series["y"].last()
+    recent = by_series["y"].apply(lambda y: y.tail(season).mean())
+    fallback = float(known["y"].mean())
+    wanted = pd.DataFrame({"series": series[n_train:].to_numpy(), "step": step[n_train:]})
+    ahead = wanted["step"] - wanted["series"].map(last_step).fillna(wanted["step"] - 1)
+    cycles = np.ceil(ahead.clip(lower=1) / season).astype(int)
+    back = pd.MultiIndex.from_arrays([wanted["series"], wanted["step"] - cycles * season])
+    lasts = wanted["series"].map(last).fillna(fallback).to_numpy(dtype=float)
+    seasonal = value_at.reindex(back).to_numpy(dtype=float)
+    forecasts = {
+        "last": lasts,
+        "seasonal": np.where(np.isnan(seasonal), lasts, seasonal),
+        "mean": wanted["series"].map(recent).fillna(fallback).to_numpy(dtype=float),
+    }
+    for method, values in forecasts.items():
+        yield f"naive-{method}", pd.DataFrame({spec.target: values})
+
+
+def reference_entries(prepared: PreparedCompetition, time: dict[str, Any] | None = None) -> list[dict[str, object]]:
+    """Train each reference team and score it on the public and private parts of the hidden labels. `time`: the
+    rows' time, when the test rows are a forecast (the naive forecasts then enter too)."""
     from sklearn.pipeline import make_pipeline
 
     spec, solution = prepared.spec, prepared.solution
     if solution is None:
         return []
-    drop = [spec.id_column, spec.target]
-    features = as_object_strings(prepared.train.drop(columns=drop))
+    features = as_object_strings(prepared.train.drop(columns=[spec.id_column, *spec.target_columns]))
     test_features = as_object_strings(prepared.test.drop(columns=[spec.id_column]))
-    target = prepared.train[spec.target]
-    if spec.task is not TaskType.regression:
-        target = metrics.normalize_labels(target)
     order = solution.set_index(spec.id_column).loc[prepared.test[spec.id_column].to_numpy()]
     public = (order["Usage"] == "Public").to_numpy()
-    entries: list[dict[str, object]] = []
-    models = _regressors() if spec.task is TaskType.regression else _classifiers()
-    for name, model, linear in models:
+    y_true = order[spec.target_columns].reset_index(drop=True)
+    truth = y_true if spec.targets else y_true[spec.target]
+    regression = spec.task in (TaskType.regression, TaskType.multioutput)
+    teams: list[tuple[str, pd.DataFrame]] = []
+    for name, model, linear in _regressors() if regression else _classifiers():
         # Reference teams are a board to rank against, not a search: on large data they train on a sample.
         cap = KNN_TRAIN_ROWS if name.startswith("knn") else MAX_TRAIN_ROWS
-        fit_x, fit_y = features, target
+        rows = np.arange(len(features))
         if len(features) > cap:
             rows = np.random.default_rng(0).choice(len(features), cap, replace=False)
-            fit_x, fit_y = features.iloc[rows], target.iloc[rows]
-        pipeline = make_pipeline(make_preprocessor(fit_x, scale=linear, one_hot=linear), model)
-        pipeline.fit(fit_x, fit_y)
-        predictions = predict_frame(spec, pipeline, test_features)
-        y_true = order[spec.target].reset_index(drop=True)
-        entries.append(
-            {
-                "team": f"reference/{name}",
-                "public_score": metrics.score(spec, y_true[public], predictions[public]),
-                "private_score": metrics.score(spec, y_true[~public], predictions[~public]),
-            }
-        )
-    return entries
+        x, y = features.iloc[rows], prepared.train.iloc[rows]
+
+        def make(x: pd.DataFrame = x, model: Any = model, linear: bool = linear) -> Any:
+            from sklearn.base import clone
+
+            return make_pipeline(make_preprocessor(x, scale=linear, one_hot=linear), clone(model))
+
+        teams.append((name, _fit_predict(spec, make, x, y, test_features)))
+    text = _text_columns(features)
+    if text:
+        teams.append(("tfidf-linear", _fit_predict(spec, _tfidf_model(spec, text, features), features,
+                                                    prepared.train, test_features)))  # fmt: skip
+    if time is not None and spec.task is TaskType.regression:
+        teams += list(_naive_entries(prepared, time))
+    return [
+        {
+            "team": f"reference/{name}",
+            "public_score": metrics.score(spec, truth[public], predictions[public]),
+            "private_score": metrics.score(spec, truth[~public], predictions[~public]),
+        }
+        for name, predictions in teams
+    ]

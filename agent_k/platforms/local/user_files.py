@@ -1,0 +1,106 @@
+"""The files a user adds a competition from (`agent-k competitions add`): a training table, optionally a test
+table and its hidden labels; or a folder laid out as Kaggle lays competitions out (`agent_k.platforms.layouts`).
+Every problem is a `CompetitionInputError` whose message fits on one line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from agent_k.competition.kinds import TestSplit
+from agent_k.platforms.layouts import TABLES, LayoutError, arrange_folder, from_one_hot, read_records
+from agent_k.platforms.local.materialise import CompetitionInputError, Hints
+from agent_k.platforms.local.splits import RANDOM, HiddenRows
+
+
+@dataclass
+class UserTables:
+    train: pd.DataFrame
+    targets: list[str]
+    id_column: str | None = None
+    test: pd.DataFrame | None = None
+    solution: pd.DataFrame | None = None
+    source: str = ""
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A CSV, TSV, JSON (records or lines) or Parquet table."""
+    if not path.is_file():
+        raise CompetitionInputError(f"file not found: {path}")
+    if path.suffix.lower() not in TABLES:
+        raise CompetitionInputError(f"cannot read {path}: tables are {', '.join(TABLES)}")
+    try:
+        return read_records(path)
+    except (OSError, ValueError, ImportError) as exc:
+        reason = " ".join(str(exc).split())
+        raise CompetitionInputError(f"cannot read {path}: {reason}") from exc
+
+
+def from_files(
+    train: Path, targets: list[str], *, id_column: str | None, test: Path | None, solution: Path | None
+) -> UserTables:
+    if solution is not None and test is None:
+        raise CompetitionInputError("--solution needs --test")
+    if not targets:
+        raise CompetitionInputError("--target is required with --train (the column to predict)")
+    return UserTables(
+        train=read_table(train),
+        targets=targets,
+        id_column=id_column,
+        test=read_table(test) if test else None,
+        solution=read_table(solution) if solution else None,
+        source=f"user files ({train.name})",
+    )
+
+
+def from_folder(folder: Path, name: str, targets: list[str], *, solution: Path | None) -> UserTables:
+    """The tables of a folder as Kaggle lays a competition out; `solution`: the test rows' labels, if known."""
+    if not folder.is_dir():
+        raise CompetitionInputError(f"folder not found: {folder}")
+    try:
+        arranged = arrange_folder(folder, name, targets=targets or None)
+    except LayoutError as exc:
+        raise CompetitionInputError(str(exc)) from None
+    except (OSError, ValueError, ImportError) as exc:
+        raise CompetitionInputError(f"cannot read the files of {folder}: {' '.join(str(exc).split())}") from None
+    labels = read_table(solution) if solution else None
+    if labels is not None and arranged.classes and all(c in labels.columns for c in arranged.classes):
+        labels = labels.assign(**{arranged.targets[0]: from_one_hot(labels[arranged.classes])})
+    return UserTables(
+        train=arranged.train,
+        targets=arranged.targets,
+        id_column=arranged.id_column,
+        test=arranged.test,
+        solution=labels,
+        source=f"user files ({folder.name}/)",
+    )
+
+
+def hidden_rows(split: TestSplit, horizon: int | None, hints: Hints, tables: UserTables) -> HiddenRows:
+    """Which rows to hide when the user gives no test table: by default the future when the rows are timed,
+    whole entities when a group is named, else a random quarter."""
+    for column in (hints.time_column, *hints.series_keys, hints.group_column):
+        if column is not None and column not in tables.train.columns:
+            raise CompetitionInputError(f"column '{column}' is not in the training table")
+    if tables.test is not None:
+        if split not in ("auto", "random") or horizon is not None:
+            raise CompetitionInputError("--split and --horizon choose hidden rows of --train; --test gives them")
+        return RANDOM
+    if split == "auto":
+        split = "future" if hints.time_column else "group" if hints.group_column else "random"
+    if horizon is not None and split != "future":
+        raise CompetitionInputError("--horizon is the number of time steps a future split hides")
+    if split == "future":
+        if hints.time_column is None:
+            raise CompetitionInputError("--split future needs --time-column")
+        from agent_k.competition.columns import time_of
+
+        time = {**time_of(tables.train, hints.time_column), "keys": list(hints.series_keys)}
+        return HiddenRows("future", time, horizon)
+    if split == "group":
+        if hints.group_column is None:
+            raise CompetitionInputError("--split group needs --group")
+        return HiddenRows("group", group=hints.group_column)
+    return RANDOM
