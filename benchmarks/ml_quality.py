@@ -26,7 +26,7 @@ import pandas as pd
 from agent_k.competition import Competition, TaskType, metrics
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.catalog import BUILTINS
-from agent_k.platforms.local.references import as_object_strings, make_preprocessor, predict_frame
+from agent_k.platforms.local.references import as_object_strings, as_submission, make_preprocessor
 
 FLAML_METRICS = {"accuracy": "accuracy", "logloss": "log_loss", "rmse": "rmse", "mae": "mae", "r2": "r2"}
 
@@ -58,7 +58,7 @@ def run_hgb(spec: Competition, data: tuple[Any, ...]) -> float:
     model = HistGradientBoostingRegressor if spec.task is TaskType.regression else HistGradientBoostingClassifier
     pipeline = make_pipeline(make_preprocessor(features, scale=False, one_hot=False), model(random_state=0))
     pipeline.fit(features, target)
-    return private_score(spec, predict_frame(spec, pipeline, test_features), y, private)
+    return private_score(spec, as_submission(spec, pipeline, test_features), y, private)
 
 
 def run_flaml(spec: Competition, data: tuple[Any, ...], budget: float) -> float:
@@ -83,7 +83,7 @@ def run_flaml(spec: Competition, data: tuple[Any, ...], budget: float) -> float:
         verbose=0,
         seed=0,
     )
-    return private_score(spec, predict_frame(spec, automl, test_features), y, private)
+    return private_score(spec, as_submission(spec, automl, test_features), y, private)
 
 
 def run_mission(home: Path, competition: str, budget: float) -> tuple[float, float, int]:

@@ -268,3 +268,27 @@ def test_output_still_invalid_after_retries_falls_back(sqlite_store: tuple[Setti
         if e.phase == "research" and e.type == "phase.fallback"
     ]
     assert fallback["reason"].startswith("UnexpectedModelBehavior")
+
+
+def test_the_scientist_sees_the_forecast_its_data_is(sqlite_store: tuple[Settings, Store]) -> None:
+    """`data_shape` tells the model what the columns alone do not: the rows are monthly series per city, the
+    test is their future, and validation forecasts too."""
+    settings, store = sqlite_store
+    seen: dict[str, object] = {}
+
+    def scientist(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if _phase(info) != "research":
+            return _failing(messages, info)
+        returns = _returns(messages)
+        if "data_shape" not in returns:
+            return ModelResponse(parts=[ToolCallPart("data_shape", {}, tool_call_id="shape")])
+        seen["shape"] = returns["data_shape"].content
+        plan = {"findings": ["monthly sales per city"], "model_families": ["linear"]}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, plan, tool_call_id="out")])
+
+    _mission(settings, store, FunctionModel(scientist), criteria=Criteria(competition="txhousing"))
+    shape = seen["shape"]
+    assert isinstance(shape, dict), shape
+    assert shape["targets"] == ["sales"] and shape["text_columns"] == {}
+    assert shape["time"]["forecast"] and shape["time"]["keys"] == ["city"] and shape["time"]["season"] == 12
+    assert shape["cv"]["kind"] == "forward" and "forecast" in shape["cv"]["why"]

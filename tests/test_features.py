@@ -21,6 +21,7 @@ from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import PATIENCE, FeatureOptions, Scored, default_recipe
 from agent_k.ml.search.selection import MAX_SEEDS, feature_starters
 from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.user_files import from_files
 
 CV = CVScheme(kind="stratified_kfold", n_folds=5)
 
@@ -39,7 +40,8 @@ def _noise_competition(root: Path, tmp_path: Path) -> CompetitionData:
     )
     frame.to_csv(tmp_path / "noise.csv", index=False)
     platform = LocalPlatform(root)
-    spec = platform.add("noise", tmp_path / "noise.csv", target="y", metric="auc", id_column="row")
+    tables = from_files(tmp_path / "noise.csv", ["y"], id_column="row", test=None, solution=None)
+    spec = platform.add("noise", tables, metric="auc")
     return CompetitionData.load(spec, root / "noise" / "public")
 
 

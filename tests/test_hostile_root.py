@@ -157,10 +157,14 @@ def test_a_candidate_and_its_sandbox_run_as_the_unprivileged_sandbox_user(
         while not run.done():
             for pid in processes_with(token):
                 with contextlib.suppress(OSError):
-                    if b"_launch.py" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                        continue  # our launcher, in the moment before it drops to the sandbox user
+                    # Counted only when the command line holds the token and is not our launcher's both before and
+                    # after the status is read: the launcher (root, in the moment before it drops to the sandbox
+                    # user) only ever turns into bubblewrap, and a pid reused meanwhile holds no token.
+                    before = Path(f"/proc/{pid}/cmdline").read_bytes()
                     status = Path(f"/proc/{pid}/status").read_text()
-                    owners.add(int(status.split("Uid:")[1].split()[0]))
+                    after = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    if all(token.encode() in line and b"_launch.py" not in line for line in (before, after)):
+                        owners.add(int(status.split("Uid:")[1].split()[0]))
             await asyncio.sleep(0.05)
         assert (await run).ok
         return owners

@@ -366,7 +366,7 @@ def test_kaggle_competitions_scored_by_rmsle_and_kappa_are_entered_and_images_ar
             with pytest.raises(UnsupportedCompetition) as refused:
                 await kaggle.get_competition("leaf-images")
             message = str(refused.value)
-            assert "\n" not in message and "30 images files (.jpg)" in message and "not supported" in message
+            assert "\n" not in message and "30 image files (.jpg)" in message and "not supported" in message
             assert not (tmp_path / "cache" / "leaf-images").exists()
 
     with serving(fake.app()) as port:

@@ -22,7 +22,7 @@ import pandas as pd
 from agent_k.competition import Competition
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import OOF, SUBMISSION, CompetitionData, Evaluation, check_oof, fold_scores, oof_log_loss
-from agent_k.ml.render import library
+from agent_k.ml.render import competition_constants
 from agent_k.store.status import CandidateStatus
 
 MEDIAN_METRICS = frozenset({"mae", "medae", "mape", "smape"})
@@ -37,20 +37,7 @@ def _template() -> Template:
 def render_prior(competition: Competition, cv: CVScheme) -> str:
     statistic = "median" if competition.metric in MEDIAN_METRICS else "mean"
     statistic = "log-mean" if competition.metric == "rmsle" else statistic
-    return _template().substitute(
-        competition_id=competition.id,
-        statistic=repr(statistic),
-        library=library(),
-        targets=repr(competition.target_columns),
-        id_column=repr(competition.id_column),
-        task=repr(competition.task.value),
-        prediction=repr(competition.prediction.value),
-        classes=repr(competition.classes),
-        top_k=repr(competition.top_k or 1),
-        folds=repr(cv.plan()),
-        group_column=repr(cv.group_column),
-        time=repr(cv.time.spec() if cv.kind == "forward" and cv.time else None),
-    )
+    return _template().substitute(**competition_constants(competition, cv), statistic=repr(statistic))
 
 
 def _run(script: Path, data: CompetitionData, workdir: Path) -> tuple[list[float], float | None]:

@@ -129,6 +129,24 @@ def _member(recipe: Recipe, weight: float, regression: bool) -> str:
     return "    Member(\n" + "".join(f"        {f},\n" for f in fields) + "    ),"
 
 
+def competition_constants(competition: Competition, cv: CVScheme) -> dict[str, str]:
+    """What every rendered script is told of the competition: the embedded library, the target and id columns,
+    the task and what a submission row holds, the classes, the folds and (a forecast) the rows' time."""
+    return {
+        "competition_id": competition.id,
+        "library": library(),
+        "targets": repr(competition.target_columns),
+        "id_column": repr(competition.id_column),
+        "task": repr(competition.task.value),
+        "prediction": repr(competition.prediction.value),
+        "classes": repr(competition.classes),
+        "top_k": repr(competition.top_k or 1),
+        "folds": repr(cv.plan()),
+        "group_column": repr(cv.group_column),
+        "time": repr(cv.time.spec() if cv.kind == "forward" and cv.time else None),
+    }
+
+
 def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: CVScheme) -> str:
     regression = competition.task in (TaskType.regression, TaskType.multioutput)
     if isinstance(solution, Ensemble):
@@ -138,26 +156,15 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         members, summary = [(solution, 1.0)], f"Recipe: {solution.summary()}"
     models = [recipe for recipe, _ in members if recipe.family is not ModelFamily.naive]
     imports = sorted({_model_expression(recipe, regression)[0] for recipe in models})
-    forecast = cv.time.spec() if cv.time is not None and cv.time.forecast else None
     return _template().substitute(
-        competition_id=competition.id,
+        **competition_constants(competition, cv),
         summary=summary,
         validation=f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else ""),
         fold_average_rows=FOLD_AVERAGE_ROWS,
         model_imports="\n".join(imports),
-        library=library(),
-        targets=repr(competition.target_columns),
-        id_column=repr(competition.id_column),
-        task=repr(competition.task.value),
-        prediction=repr(competition.prediction.value),
-        classes=repr(competition.classes),
         class_values=repr(metrics.class_values(competition) if competition.metric in RULE_METRICS else None),
         metric=repr(competition.metric),
         rule_metrics=repr(sorted(RULE_METRICS)),
-        top_k=repr(competition.top_k or 1),
-        folds=repr(cv.plan()),
-        group_column=repr(cv.group_column),
-        time=repr(forecast),
         seed=cv.seed,
         members="\n".join(_member(recipe, weight, regression) for recipe, weight in members),
     )

@@ -21,10 +21,10 @@ import pandas as pd
 
 TABLES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet")
 MEDIA = {
-    "images": (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".dcm", ".nii"),
+    "image": (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".dcm", ".nii"),
     "audio": (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a"),
     "video": (".mp4", ".avi", ".mov", ".mkv"),
-    "arrays": (".npy", ".npz", ".h5", ".hdf5", ".tfrecord"),
+    "array": (".npy", ".npz", ".h5", ".hdf5", ".tfrecord"),
 }
 MEDIA_FILES = 20
 """A folder with at least this many media files is a competition of media, not of tables."""
@@ -140,7 +140,7 @@ def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None) ->
     tables = _tables(raw)
     if media := _media(raw):
         kind, n, suffix = media
-        raise LayoutError(f"'{slug}' holds {n:,} {kind} files ({suffix}) per row: {kind} are not supported yet")
+        raise LayoutError(f"'{slug}' holds {n:,} {kind} files ({suffix}): {kind} data is not supported yet")
     notes: list[str] = []
     sample_path = _one(tables, "sample", slug)
     assert sample_path is not None
@@ -151,7 +151,7 @@ def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None) ->
     train = _training_table(tables, slug, id_column, notes)
     test = _test_table(tables, slug, train, sample, id_column, notes)
     for extra in tables.get("extra", [])[:MAX_JOINS]:
-        train, test = _join(extra, train, test, id_column, notes)
+        train, test = _join(extra, train, test, notes)
     train, chosen, classes = _targets(slug, train, test, predicted, targets, notes)
     if id_column not in train.columns:
         train.insert(0, id_column, np.arange(len(train)))
@@ -231,12 +231,11 @@ def _composite(test: pd.DataFrame, ids: pd.Series, id_column: str) -> list[str] 
     return None
 
 
-def _join(
-    path: Path, train: pd.DataFrame, test: pd.DataFrame, id_column: str, notes: list[str]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Left-join an extra table on the columns it shares with both tables, where it holds one row per key."""
+def _join(path: Path, train: pd.DataFrame, test: pd.DataFrame, notes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Left-join an extra table on the columns it shares with both tables (the row id too: the features of a test
+    given only as ids may live in a table of every row), where it holds one row per key."""
     extra = read_records(path)
-    keys = [c for c in extra.columns if c in train.columns and c in test.columns and c != id_column]
+    keys = [c for c in extra.columns if c in train.columns and c in test.columns]
     if not keys or extra.duplicated(subset=keys).any():
         return train, test
     added = [c for c in extra.columns if c not in keys]

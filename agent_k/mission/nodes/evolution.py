@@ -29,6 +29,7 @@ from agent_k.mission.nodes.submission import SubmissionNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import EvolutionState, MissionResult
+from agent_k.ml.recipes import Prior
 from agent_k.ml.search import EXPLORE, PATIENCE, WIDE_EXPLORE, improved, propose
 from agent_k.store.status import CandidateStatus
 
@@ -89,7 +90,8 @@ class EvolutionNode(PhaseNode):
         # proposals come out again, and the ones already evaluated are taken from the archive.
         generation = evolution.generation + 1
         history = [c for c in await archive(deps, state) if c.generation < generation]
-        runtimes = [c.runtime_s for c in history if c.succeeded and c.runtime_s]
+        # The training prior fits no model: its runtime says nothing of what a generation's models will take.
+        runtimes = [c.runtime_s for c in history if c.succeeded and c.runtime_s and not isinstance(c.recipe, Prior)]
         typical = statistics.median(runtimes) if runtimes else MIN_GENERATION_S
         window = deps.budget.remaining(self.phase)
         parallel = deps.evaluator.parallelism

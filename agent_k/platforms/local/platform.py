@@ -18,6 +18,7 @@ import pandas as pd
 
 from agent_k._blocking import run_blocking
 from agent_k.competition import Competition, Criteria, MetricName, metrics
+from agent_k.competition.columns import time_of
 from agent_k.competition.submission_format import read_submission
 from agent_k.platforms.base import (
     CompetitionNotFound,
@@ -126,8 +127,6 @@ class LocalPlatform:
         )
         time = hidden.time
         if time is None and hints.time_column is not None and tables.test is not None:  # the user's test: future?
-            from agent_k.competition.columns import time_of
-
             time = {**time_of(prepared.train, hints.time_column), "keys": list(hints.series_keys)}
         leaderboard = reference_entries(prepared, time)  # before the lock: a failure here leaves nothing behind
         with self._lock(competition_id):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from agent_k.competition.columns import time_of
 from agent_k.competition.kinds import TestSplit
 from agent_k.platforms.layouts import TABLES, LayoutError, arrange_folder, from_one_hot, read_records
 from agent_k.platforms.local.materialise import CompetitionInputError, Hints
@@ -95,8 +96,6 @@ def hidden_rows(split: TestSplit, horizon: int | None, hints: Hints, tables: Use
     if split == "future":
         if hints.time_column is None:
             raise CompetitionInputError("--split future needs --time-column")
-        from agent_k.competition.columns import time_of
-
         time = {**time_of(tables.train, hints.time_column), "keys": list(hints.series_keys)}
         return HiddenRows("future", time, horizon)
     if split == "group":
