@@ -50,35 +50,8 @@ from fastapi.responses import JSONResponse, RedirectResponse
 
 from agent_k.competition import InvalidSubmission
 from agent_k.platforms.local import LocalPlatform
-
-KAGGLE_METRIC_NAMES = {
-    "auc": "Area Under Receiver Operating Characteristic Curve",
-    "accuracy": "Categorization Accuracy",
-    "rmse": "Root Mean Squared Error",
-    "mae": "Mean Absolute Error",
-    "logloss": "Log Loss",
-    "r2": "R2 Score",
-}
-
-
-PAGE_LIMIT = 200
-
-
-@dataclass
-class Fault:
-    method: str
-    status: int
-    times: int
-    retry_after: str | None = None
-    in_body: bool = False
-    """Answer 200 with the error in the body."""
-
-
-@dataclass
-class Upload:
-    competition: str
-    size: int
-    received: bytearray = field(default_factory=bytearray)
+from tests import fake_kaggle_wire as wire
+from tests.fake_kaggle_wire import KAGGLE_METRIC_NAMES, PAGE_LIMIT, Fault, Upload
 
 
 @dataclass
@@ -139,7 +112,7 @@ class FakeKaggle:
         async def introspect(request: Request) -> Response:
             self.calls.append((time.monotonic(), "IntrospectToken"))
             if self._caller(request) is None:
-                return _error(401, "Unauthenticated")
+                return wire.error(401, "Unauthenticated")
             body = await request.json()
             active = body.get("token") == self.token
             return JSONResponse({"active": active, "username": self.username if active else "", "userId": 7})
@@ -148,30 +121,30 @@ class FakeKaggle:
         async def rpc(method: str, request: Request) -> Response:
             self.calls.append((time.monotonic(), method))
             if self._caller(request) is None:
-                return _error(401, "Unauthenticated")
+                return wire.error(401, "Unauthenticated")
             fault = next((f for f in self.faults if f.method == method and f.times > 0), None)
             if fault is not None:
                 fault.times -= 1
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
                 if fault.in_body:
                     return JSONResponse({"code": fault.status, "message": "injected fault"}, headers=headers)
-                return _error(fault.status, "injected fault", headers)
+                return wire.error(fault.status, "injected fault", headers)
             body = await request.json()
             self.bodies.append((method, body))
             handler = getattr(self, f"_{method}", None)
             if handler is None:
-                return _error(404, f"no method {method}")
+                return wire.error(404, f"no method {method}")
             name = body.get("competitionName")
             if name is not None and name not in self.competitions:
-                return _error(404, "Competition not found")
+                return wire.error(404, "Competition not found")
             result: Response | dict[str, Any] = await handler(body, request)
             return result if isinstance(result, Response) else JSONResponse(result)
 
         @app.get("/storage/data/{competition}.zip")
         async def data(competition: str, request: Request) -> Response:
             self.storage_authorization.append(request.headers.get("authorization"))
-            if self.storage_expired or _unsigned_headers(request):
-                return _storage_denied()
+            if self.storage_expired or wire.unsigned_headers(request):
+                return wire.storage_denied()
             return Response(self._zip(competition), media_type="application/zip")
 
         @app.put("/storage/upload/{token}")
@@ -199,8 +172,8 @@ class FakeKaggle:
         upload = self.uploads.get(token)
         if upload is None:
             return Response(status_code=404)
-        if _unsigned_headers(request, allow_content_type=True):
-            return _storage_denied()
+        if wire.unsigned_headers(request, allow_content_type=True):
+            return wire.storage_denied()
         content_range = request.headers.get("content-range", "")
         chunk = await request.body()
         if content_range.startswith("bytes */"):
@@ -237,18 +210,19 @@ class FakeKaggle:
 
     async def _ListDataFiles(self, body: dict[str, Any], request: Request) -> dict[str, Any]:
         with zipfile.ZipFile(io.BytesIO(self._zip(body["competitionName"]))) as zf:
-            files = [{"name": i.filename, "totalBytes": i.compress_size, "creationDate": _now()} for i in zf.infolist()]
+            found = zf.infolist()
+        files = [{"name": i.filename, "totalBytes": i.compress_size, "creationDate": wire.now()} for i in found]
         return {"files": files, "nextPageToken": ""}
 
     async def _DownloadDataFiles(self, body: dict[str, Any], request: Request) -> Response:
         name = body["competitionName"]
         if name in self.unaccepted_rules:
-            return _error(403, "You must accept this competition's rules before you'll be able to download files.")
+            return wire.error(403, "You must accept this competition's rules before you'll be able to download files.")
         return RedirectResponse(self._storage(request, f"/storage/data/{name}.zip"), status_code=302)
 
     async def _StartSubmissionUpload(self, body: dict[str, Any], request: Request) -> Response | dict[str, Any]:
         if body["competitionName"] in self.unaccepted_rules:
-            return _error(403, "You must accept this competition's rules before you can submit.")
+            return wire.error(403, "You must accept this competition's rules before you can submit.")
         token = uuid.uuid4().hex
         self.uploads[token] = Upload(body["competitionName"], int(body["contentLength"]))
         return {"token": token, "createUrl": self._storage(request, f"/storage/upload/{token}")}
@@ -256,18 +230,18 @@ class FakeKaggle:
     async def _CreateSubmission(self, body: dict[str, Any], request: Request) -> Response | dict[str, Any]:
         name, upload = body["competitionName"], self.uploads.get(body["blobFileTokens"])
         if upload is None:
-            return _error(400, "Unknown blob file token")
+            return wire.error(400, "Unknown blob file token")
         if len(upload.received) != upload.size:
-            return _error(400, f"The upload is incomplete: {len(upload.received)} of {upload.size} bytes")
+            return wire.error(400, f"The upload is incomplete: {len(upload.received)} of {upload.size} bytes")
         if self.refuse_creation is not None:
             return {"message": self.refuse_creation}
         if name in self.submissions_disabled:
-            return _error(400, "Submissions are disabled for this competition")
-        today = _now()[:10]
+            return wire.error(400, "Submissions are disabled for this competition")
+        today = wire.now()[:10]
         made = [s for s in self.submissions if s["competition"] == name and str(s["date"]).startswith(today)]
         if self.daily_limit is not None and len(made) >= self.daily_limit:
             hours = 24 - datetime.now(UTC).hour - datetime.now(UTC).minute / 60
-            return _error(
+            return wire.error(
                 400,
                 f"Your team has used its daily Submission allowance ({self.daily_limit}) today, "
                 f"please try again tomorrow UTC ({hours:.1f} hours from now).",
@@ -289,13 +263,13 @@ class FakeKaggle:
     async def _GetSubmission(self, body: dict[str, Any], request: Request) -> Response | dict[str, Any]:
         record = next((s for s in self.submissions if s["ref"] == body["ref"]), None)
         if record is None:
-            return _error(404, "Submission not found")
+            return wire.error(404, "Submission not found")
         polls = self._polls[record["ref"]] = self._polls.get(record["ref"], 0) + 1
-        shown = _shown(record)
+        shown = wire.shown(record)
         return shown if polls > self.pending_polls else {**shown, "status": "PENDING", "publicScore": ""}
 
     async def _ListSubmissions(self, body: dict[str, Any], request: Request) -> dict[str, Any]:
-        mine = [_shown(s) for s in reversed(self.submissions) if s["competition"] == body["competitionName"]]
+        mine = [wire.shown(s) for s in reversed(self.submissions) if s["competition"] == body["competitionName"]]
         return {"submissions": mine, "nextPageToken": ""}
 
     async def _GetLeaderboard(self, body: dict[str, Any], request: Request) -> dict[str, Any]:
@@ -305,7 +279,7 @@ class FakeKaggle:
         start = int(body.get("pageToken") or 0)
         size = min(int(body.get("pageSize") or 20), PAGE_LIMIT)
         rows = [
-            {"teamId": i + 1, "teamName": team, "submissionDate": _now(), "score": f"{score:.5f}"}
+            {"teamId": i + 1, "teamName": team, "submissionDate": wire.now(), "score": f"{score:.5f}"}
             for i, (team, score) in enumerate(board[start : start + size], start)
         ]
         more = start + size < len(board)
@@ -363,7 +337,7 @@ class FakeKaggle:
         return {
             "ref": 40_000_000 + len(self.submissions) + 1,
             "competition": name,
-            "date": _now(),
+            "date": wire.now(),
             "description": description,
             "fileName": "submission.csv",
             "status": status,
@@ -376,27 +350,3 @@ class FakeKaggle:
     @staticmethod
     def _storage(request: Request, path: str) -> str:
         return f"http://localhost:{request.url.port}{path}"
-
-
-def _shown(record: dict[str, Any]) -> dict[str, Any]:
-    """A submission as the API shows it: without the fake's own bookkeeping."""
-    return {k: v for k, v in record.items() if k not in ("competition", "hiddenPrivateScore")}
-
-
-def _unsigned_headers(request: Request, *, allow_content_type: bool = False) -> bool:
-    """A signed storage URL covers its headers: credentials, or a content type it was not signed for, break it."""
-    content_type = request.headers.get("content-type")
-    return "authorization" in request.headers or (content_type is not None and not allow_content_type)
-
-
-def _storage_denied() -> Response:
-    body = "<Error><Code>SignatureDoesNotMatch</Code></Error>"
-    return Response(body, status_code=403, media_type="application/xml")
-
-
-def _error(code: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"code": code, "message": message}, status_code=code, headers=headers)
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
