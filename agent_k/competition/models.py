@@ -72,10 +72,6 @@ class Competition(BaseModel):
             return False
         return bool(self.classes)
 
-    @property
-    def positive_class(self) -> str | None:
-        return self.classes[-1] if self.task is TaskType.binary and self.classes else None
-
     def better(self, a: float, b: float) -> bool:
         """True when score `a` beats score `b` under this competition's metric."""
         return a > b if self.maximize else a < b

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition import Competition, PredictionKind, TaskType, metrics
+from agent_k.competition.columns import looks_like_text
+from agent_k.competition.timing import parse_time, season_of, time_order
 from agent_k.platforms.local.materialise import PreparedCompetition
 
 MAX_TRAIN_ROWS = 20_000
@@ -156,8 +158,6 @@ def _positive(model: Any, x: pd.DataFrame) -> np.ndarray:
 
 
 def _text_columns(frame: pd.DataFrame) -> list[str]:
-    from agent_k.competition.columns import looks_like_text
-
     return [c for c in frame.columns if looks_like_text(frame[c])]
 
 
@@ -194,8 +194,6 @@ def _naive_entries(prepared: PreparedCompetition, time: dict[str, Any]) -> Itera
     """The naive forecasts of each series from its training rows: its last value, its value one (or more)
     seasons before the forecast time, its last season's mean. Written apart from the mission's own forecasting
     code, so a board built with them does not grade that code by itself."""
-    from agent_k.competition.timing import parse_time, season_of, time_order
-
     spec = prepared.spec
     keys = list(time.get("keys", []))
     history = pd.concat([prepared.train, prepared.test], ignore_index=True)
