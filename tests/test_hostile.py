@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import textwrap
 import time
 import uuid
@@ -352,8 +353,9 @@ def _hostile_evolver(source: str) -> FunctionModel:
 def test_a_secret_a_candidate_prints_appears_in_no_event_row_file_or_log(
     target: Target, sandbox_kind: str, no_kaggle_credentials: Path, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    """The Evolver's script looks for credentials and prints what it finds. In bubblewrap it finds nothing; in
-    the basic sandbox (explicitly allowed here) it finds the Kaggle key, and the scrubber takes it out of the
+    """The Evolver's script looks for credentials and prints what it finds. In bubblewrap, and in the basic
+    sandbox of a root runner (the sandbox user in a root of its own), it finds nothing; in the basic sandbox of
+    any other runner (explicitly allowed here) it finds the Kaggle key, and the scrubber takes it out of the
     candidate's error line, its events, the store and its logs. The mission goes on and succeeds."""
     key = target.secrets["KAGGLE_KEY"]
     (no_kaggle_credentials / "kaggle.json").write_text(json.dumps({"username": "someone", "key": key}))
@@ -378,8 +380,10 @@ def test_a_secret_a_candidate_prints_appears_in_no_event_row_file_or_log(
 
     [script] = [row for row in store.candidates("hostile") if '"source"' in row.recipe]
     assert script.status == "failed" and script.error_tail and "giving up" in script.error_tail
-    if sandbox_kind == "basic":
-        assert "***" in script.error_tail, "in the basic sandbox the key was found, and scrubbed"
+    if sandbox_kind == "basic" and os.geteuid() != 0:
+        assert "***" in script.error_tail, "in a non-root basic sandbox the key was found, and scrubbed"
+    else:
+        assert "someone" not in script.error_tail, "the sandbox user found the Kaggle credentials"
     with store.engine.connect() as connection:
         for table in ("missions", "snapshots", "events", "candidates", "submissions"):
             dump = " ".join(map(str, connection.execute(text(f"SELECT * FROM {table}")).all()))

@@ -118,6 +118,22 @@ def test_a_forged_sparse_tar_claiming_a_petabyte_costs_nothing(attacked: dict[st
     assert run["status"] == "failed" and "predictions.csv was not written" in run["error"], run["error"]
 
 
+@pytest.mark.parametrize("attack", ["mem-forge", "mem-forge-pax"])
+def test_the_process_holding_the_outputs_cannot_be_written_through_proc_mem(
+    attacked: dict[str, Any], attack: str
+) -> None:
+    """seccomp refuses ptrace, but `/proc/<pid>/mem` needs only the ptrace access check: the candidate writes code
+    into its parent, which would then send forged outputs (another class for every row; with `-pax`, a pax header
+    that costs Python 3.11's tarfile minutes). The parent is our supervisor, not dumpable: the write is refused,
+    and what is scored is what the candidate wrote, as for an honest constant (before: the forgery was scored, and
+    the pax header pinned a reader for its whole 60 s)."""
+    run = _attack(attacked, attack)
+    assert run["found"]["mem"] != "written", run["found"]
+    assert run["status"] == "succeeded", run["error"]
+    assert run["cv"] == attacked["queue"]["runs"]["honest"]["cv"], "a forged file was scored"
+    assert run["seconds"] < 20
+
+
 def test_a_400_mb_prediction_file_is_refused_by_its_size(attacked: dict[str, Any]) -> None:
     run = _attack(attacked, "big-predictions")
     assert run["status"] == "failed" and "over its" in run["error"], run["error"]

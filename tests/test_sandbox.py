@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import tarfile
 import textwrap
 import time
@@ -22,19 +23,19 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.ml.sandbox import (
     Job,
     Limits,
-    OutputReader,
     SandboxResult,
-    bwrap_problem,
     network_isolation_available,
     run_sandboxed,
 )
+from agent_k.ml.sandbox.basic import PRIVATE
 from agent_k.ml.sandbox.bwrap import WORK
 from agent_k.ml.sandbox.cgroups import available
+from agent_k.ml.sandbox.frames import FrameError, FrameReader
 from agent_k.ml.sandbox.reader import TableShape, UntrustedOutput, check_shape
 from agent_k.ml.sandbox.run import LOG_TAIL_BYTES
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
-from tests.conftest import need_tool, wait_until_gone
+from tests.conftest import wait_until_gone
 
 
 def _run(
@@ -93,10 +94,11 @@ def test_the_environment_is_scrubbed_and_the_data_is_read_only(
     assert result.ok, result.stderr_tail
     assert "KAGGLE_KEY" not in result.stdout_tail and "OPENAI_API_KEY" not in result.stdout_tail
     assert "secret" not in result.stdout_tail
-    home = WORK if sandbox_kind == "bwrap" else str(workdir)
+    contained = sandbox_kind == "bwrap" or os.geteuid() == 0  # as root, the basic sandbox has a root of its own
+    home = WORK if contained else str(workdir / PRIVATE)
     assert f"HOME {home} CWD {home}" in result.stdout_tail
     assert "DATA id,y" in result.stdout_tail
-    if sandbox_kind == "bwrap":  # the basic sandbox leaves file permissions to the data's owner
+    if contained:  # a non-root basic sandbox leaves file permissions to the data's owner
         assert "DATA READ-ONLY" in result.stdout_tail
         assert (tmp_path / "data" / "train.csv").read_text() == "id,y\n1,2\n"
 
@@ -184,8 +186,7 @@ def test_a_fork_bomb_is_capped_and_all_its_processes_die(tmp_path: Path, sandbox
     assert wait_until_gone(token) == []
 
 
-def test_outputs_come_back_and_links_and_fifos_do_not(tmp_path: Path) -> None:
-    need_tool(bwrap_problem())
+def test_outputs_come_back_and_links_and_fifos_do_not(tmp_path: Path, sandbox_kind: str) -> None:
     result, workdir = _run(
         tmp_path,
         """
@@ -194,7 +195,7 @@ def test_outputs_come_back_and_links_and_fifos_do_not(tmp_path: Path) -> None:
         os.symlink("/etc/passwd", "link.csv")
         os.mkfifo("fifo.csv")
         """,
-        "bwrap",
+        sandbox_kind,
         outputs=("good.csv", "link.csv", "fifo.csv", "missing.csv"),
     )
     assert result.ok, result.stderr_tail
@@ -204,41 +205,53 @@ def test_outputs_come_back_and_links_and_fifos_do_not(tmp_path: Path) -> None:
     assert "missing.csv" not in result.left_out and not (workdir / "missing.csv").exists()
 
 
-def test_the_reader_leaves_out_oversized_odd_and_escaping_members(tmp_path: Path) -> None:
-    """A tar stream as a candidate could forge it: an oversized member, a sparse one claiming a petabyte, a
-    name outside the folder. The reader process unpacks only the wanted plain files, each under its cap."""
-    archive, payload = tmp_path / "outputs.tar", tmp_path / "payload"
-    with tarfile.open(archive, "w", format=tarfile.GNU_FORMAT) as tar:
-        for name, size in (("big.csv", 3000), ("ok.csv", 10), ("../escape.csv", 5)):
-            payload.write_bytes(b"x" * size)
-            tar.add(payload, arcname=name)
-        sparse = tarfile.TarInfo("sparse.csv")
-        sparse.type, sparse.size = tarfile.GNUTYPE_SPARSE, 0
-        sparse.sparse = [(2**50 - 1, 1)]  # type: ignore[attr-defined]
-        tar.addfile(sparse, io.BytesIO(b""))
-    with archive.open("r+b") as forged:  # a petabyte as the sparse member's real size (tarfile writes its own)
-        blocks = forged.read()
-        at = blocks.index(b"sparse.csv")
-        header = bytearray(blocks[at : at + 512])
-        header[483:495] = b"\x80" + (2**50).to_bytes(11, "big")
-        header[148:156] = b" " * 8
-        header[148:155] = f"{sum(header):06o}\0".encode()
-        forged.seek(at)
-        forged.write(header)
-    caps = {"big.csv": 1000, "ok.csv": 1000, "sparse.csv": 1000, "../escape.csv": 1000}
-    (tmp_path / "out").mkdir()
-    reader = OutputReader(size=1)
-    try:
-        left_out = asyncio.run(reader.extract(archive, tmp_path / "out", caps))
-    finally:
+def test_the_frame_reader_takes_only_wanted_files_under_their_caps(tmp_path: Path) -> None:
+    """What comes back from a sandbox is read as frames: a file over its cap, an unwanted name, one that would
+    leave the folder or a second copy stops the reading at its header; nothing is half-written."""
+    caps = {"ok.csv": 100, "big.csv": 10}
+
+    def read(*frames: bytes) -> FrameReader:
+        reader = FrameReader(tmp_path, caps)
+        try:
+            for frame in (b'{"ready": true}\n', *frames):
+                reader.feed(frame)
+        except FrameError as exc:
+            reader.fail(str(exc))
         reader.close()
-    assert left_out["big.csv"] == "big.csv is 3,000 bytes, over its 1,000-byte cap"
-    assert left_out["sparse.csv"] in (
-        "sparse.csv is a sparse file",
-        f"sparse.csv is {2**50:,} bytes, over its 1,000-byte cap",
-    )
-    assert (tmp_path / "out" / "ok.csv").stat().st_size == 10
-    assert not (tmp_path / "escape.csv").exists() and not (tmp_path / "out" / "sparse.csv").exists()
+        return reader
+
+    good = read(b'{"file": "ok.csv", "size": 3}\nabc', b'{"left_out": "big.csv", "why": "too big"}\n{"end": true}\n')
+    assert good.error is None and good.end == {"end": True} and (tmp_path / "ok.csv").read_bytes() == b"abc"
+    assert good.left_out == {"big.csv": "too big"}
+    for frames, why in (
+        ((b'{"file": "big.csv", "size": 11}\n' + b"x" * 11,), "big.csv announced as 11 bytes, over its 10-byte cap"),
+        ((b'{"file": "../escape.csv", "size": 1}\nx',), "an output nobody asked for: '../escape.csv'"),
+        ((b'{"file": "ok.csv", "size": 1}\nx{"file": "ok.csv", "size": 1}\nx',), "ok.csv sent twice"),
+        ((b'{"file": "ok.csv", "size": 50}\n' + b"x" * 20,), None),  # cut off: left out, not half-written
+        ((b"x" * 5000,), "a frame header longer than 4096 bytes"),
+        ((b'{"end": true}\ntrailing',), "bytes after the end of the outputs"),
+    ):
+        for name in caps:
+            (tmp_path / name).unlink(missing_ok=True)
+        reader = read(*frames)
+        assert reader.error == why, frames
+        assert not (tmp_path / "big.csv").exists() and not (tmp_path.parent / "escape.csv").exists()
+        assert "ok.csv" in reader.left_out or "ok.csv" in reader.received
+    assert not (tmp_path / "ok.csv").exists(), "a cut-off file is not left half-written"
+
+
+def test_a_forged_tar_with_a_pax_header_is_refused_at_once(tmp_path: Path) -> None:
+    """The pax `hdrcharset` header whose regex costs Python 3.11's tarfile quadratic time (CVE-2024-6232) is
+    no frame at all: refused at its first header, whatever its length."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        member = tarfile.TarInfo("predictions.csv")
+        member.pax_headers = {"hdrcharset": "x" * 50_000 + " "}
+        tar.addfile(member, io.BytesIO(b""))
+    reader = FrameReader(tmp_path, {"predictions.csv": 1 << 20})
+    with pytest.raises(FrameError):
+        reader.feed(archive.getvalue())
+    assert reader.received == []
 
 
 def test_a_header_is_checked_from_a_bounded_prefix_before_any_parsing(tmp_path: Path) -> None:

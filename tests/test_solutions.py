@@ -18,6 +18,7 @@ from agent_k.competition import InvalidSubmission
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
 from agent_k.ml.evaluate import CompetitionData, check_oof, evaluate, fold_scores, read_oof
+from agent_k.ml.prior import evaluate_prior
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.render import render_solution
 from agent_k.ml.sandbox import Limits
@@ -149,3 +150,24 @@ def test_feature_operations_run_standalone(home: Path, tmp_path: Path) -> None:
     assert "log_columns=['body_mass_g', 'flipper_length_mm']" in source
     assert "frequency_columns=['island', 'sex']" in source
     assert "ratio_columns=[('bill_length_mm', 'bill_depth_mm')]" in source
+
+
+@pytest.mark.parametrize("competition", ["penguins", "diabetes"])
+def test_the_prior_is_computed_by_our_code_and_its_script_reproduces_it(
+    home: Path, tmp_path: Path, competition: str
+) -> None:
+    """The runner computes the prior itself (no rendered script runs in its process); the script it archives
+    writes the very same files standalone."""
+    spec = LocalPlatform(home / "competitions").ensure(competition)
+    data = CompetitionData.load(spec, home / "competitions" / competition / "public", CV)
+    result = asyncio.run(evaluate_prior(data, CV, tmp_path / "prior"))
+    assert result.status == "succeeded" and result.cv_mean is not None, result.error
+    assert result.script_path is not None and result.submission_path is not None and result.oof_path is not None
+    out, oof = tmp_path / "submission.csv", tmp_path / "oof.csv"
+    completed = subprocess.run(
+        [sys.executable, str(result.script_path), "--data", str(data.data_dir), "--out", str(out), "--oof", str(oof)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert out.read_bytes() == result.submission_path.read_bytes()
+    assert oof.read_bytes() == result.oof_path.read_bytes()

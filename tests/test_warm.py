@@ -53,10 +53,10 @@ def test_a_job_over_its_time_takes_its_worker_down_and_the_next_gets_a_fresh_one
     penguins: CompetitionData, tmp_path: Path
 ) -> None:
     evaluator = LocalEvaluator(1)
-    slow = default_recipe(ModelFamily.random_forest).model_copy(update={"params": {"n_estimators": 3000}})
+    slow = default_recipe(ModelFamily.random_forest).model_copy(update={"params": {"n_estimators": 500}})
 
     async def scenario() -> None:
-        timed = await evaluator.evaluate(slow, penguins, CV, tmp_path / "slow", Limits(timeout_s=1.5))
+        timed = await evaluator.evaluate(slow, penguins, CV, tmp_path / "slow", Limits(timeout_s=0.5))
         assert timed.status == "failed" and timed.error == "timed out"
         fine = default_recipe(ModelFamily.linear)
         after = await evaluator.evaluate(fine, penguins, CV, tmp_path / "after", Limits(timeout_s=60))

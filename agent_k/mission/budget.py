@@ -17,8 +17,11 @@ def deadlines(contract: PhaseContract) -> dict[Phase, float]:
 
 
 WARNING_FRACTION = 0.8
-HARD_LIMIT_FRACTION = 1.08
-"""A step still running past this share of the budget is stopped (the contract allows +10%)."""
+HARD_STOP_FRACTION = 1.0
+"""A step still running when the whole budget is spent is stopped, and the mission submits what it has
+(`agent_k.mission.fallback`); Submission alone may run on, to SUBMISSION_LIMIT_FRACTION."""
+SUBMISSION_LIMIT_FRACTION = 1.10
+"""The contract's +10%: no step of a mission runs past it."""
 
 
 @dataclass
@@ -64,5 +67,7 @@ class BudgetClock:
         started = self.ledger.phase_started_at_s.get(phase)
         return 0.0 if started is None else self.elapsed() - started
 
-    def hard_remaining(self) -> float:
-        return self.total_s * HARD_LIMIT_FRACTION - self.elapsed()
+    def hard_remaining(self, phase: Phase | None = None) -> float:
+        """Until a step of `phase` is stopped: the whole budget, or for Submission its +10%."""
+        share = SUBMISSION_LIMIT_FRACTION if phase is Phase.submission else HARD_STOP_FRACTION
+        return self.total_s * share - self.elapsed()

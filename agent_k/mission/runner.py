@@ -21,7 +21,7 @@ from agent_k import tracing
 from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.events.models import Event, Log, MissionStarted
-from agent_k.mission import lifecycle
+from agent_k.mission import fallback, lifecycle
 from agent_k.mission.budget import BudgetClock, deadlines
 from agent_k.mission.context import GraphContext
 from agent_k.mission.contract import MISSION_CONTRACT, PhaseContract, analyse
@@ -30,7 +30,7 @@ from agent_k.mission.graph import MissionGraph, build_graph, node_types
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.liveness import heartbeat, owner_is_dead_here, process_owner
 from agent_k.mission.nodes import PHASE_NODES, PhaseNode
-from agent_k.mission.phases import Mode
+from agent_k.mission.phases import Mode, Phase
 from agent_k.mission.state import MissionResult, MissionState
 from agent_k.ml.executors import Evaluator, LocalEvaluator
 from agent_k.ml.sandbox import SandboxChoice, SandboxUnavailable, choose
@@ -48,10 +48,12 @@ ROUTING_STEPS = frozenset({"resume_router", "resume_at"})
 
 
 class _StepFailed(Exception):
-    def __init__(self, snapshot_id: int | None, error: Exception) -> None:
+    def __init__(self, snapshot_id: int | None, error: Exception, *, stopped: PhaseNode | None = None) -> None:
         super().__init__(str(error))
         self.snapshot_id = snapshot_id
         self.error = error
+        self.stopped = stopped
+        """The step the hard budget limit stopped (None: the step failed by itself)."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,6 @@ def sandbox_warnings(sandbox: SandboxChoice, state: MissionState) -> list[str]:
             else "model-written code will not run"
         )
         warnings.append(f"candidates run in the basic sandbox, without bubblewrap ({sandbox.reason}); {code}")
-        if sandbox.runs_as_root:
-            warnings.append("AGENT-K runs as root without bubblewrap: its candidates run as root (docs/security.md)")
     if not sandbox.memory_capped:
         warnings.append("no memory cgroup can be made here: each candidate process is capped on its own (RLIMIT_AS)")
     return warnings
@@ -236,13 +236,14 @@ class MissionRunner:
         try:
             async with self.graph.iter(state=state, deps=ctx, inputs=start) as run:
                 while True:
+                    limit = asyncio.timeout(max(0.5, clock.hard_remaining(current.phase)) if current else None)
                     try:
-                        async with asyncio.timeout(max(0.5, clock.hard_remaining()) if current else None):
+                        async with limit:
                             item = await anext(run)
                     except Exception as exc:
                         clock.end_step()
                         # Leave `graph.iter` by raising, so its task group cancels a node still running.
-                        raise _StepFailed(snapshot_id, exc) from exc
+                        raise _StepFailed(snapshot_id, exc, stopped=current if limit.expired() else None) from exc
                     clock.end_step()
                     if isinstance(item, EndMarker):
                         result: MissionResult = item.value
@@ -276,14 +277,32 @@ class MissionRunner:
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
             return await lifecycle.cancelled(state, ctx, snapshot_id)
         except _StepFailed as failure:
-            if isinstance(failure.error, TimeoutError):
-                detail = "a step overran the time budget"
-                return await lifecycle.fail(state, ctx, failure.snapshot_id, "budget_exceeded", detail)
+            if failure.stopped is not None:
+                return await self._stopped_at_the_limit(state, ctx, failure.snapshot_id, seq, failure.stopped)
             if failure.snapshot_id is not None:
                 error = repr(failure.error)[-2000:]
                 await asyncio.to_thread(self.store.end_step, failure.snapshot_id, StepStatus.failed, error)
             detail = f"{type(failure.error).__name__}: {failure.error}"
             return await lifecycle.fail(state, ctx, None, "node_error", detail)
+
+    async def _stopped_at_the_limit(
+        self, state: MissionState, ctx: GraphContext, snapshot_id: int | None, seq: int, stopped: PhaseNode
+    ) -> MissionResult:
+        """The budget is spent and `stopped` was still running: it is gone (cancelled with its candidates); the
+        mission submits the best valid candidate it has, or the training prior, and fails only without either."""
+        why = f"{stopped.phase.value} (still running when the budget was spent)"
+        submission = next((node for node in self.phases if node.phase is Phase.submission), None)
+        if stopped.phase is Phase.submission or submission is None:
+            return await lifecycle.fail(
+                state, ctx, snapshot_id, "budget_exceeded", f"the hard budget limit stopped {why}"
+            )
+        if snapshot_id is not None:
+            await asyncio.to_thread(self.store.end_step, snapshot_id, StepStatus.failed, f"stopped: {why}")
+        if not await fallback.settle_at_limit(ctx, state, why):
+            detail = f"the hard budget limit stopped {why}, and there is nothing valid to submit"
+            return await lifecycle.fail(state, ctx, None, "budget_exceeded", detail)
+        await lifecycle.close_phase(state, ctx, "stopped", "budget_exceeded")
+        return await self._iterate(state, ctx, submission(), seq)
 
     async def _checkpoint(self, state: MissionState, node: PhaseNode, previous_id: int | None, seq: int) -> int:
         """Close the previous step and record `node` with the state it will start from; the snapshot's id."""

@@ -237,7 +237,11 @@ async def evaluate(
     """
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
-    script.write_text(render_solution(solution, data.spec, cv))
+    try:
+        source = render_solution(solution, data.spec, cv)
+    except ValueError as exc:  # a recipe outside the search space, or a value no literal carries
+        return Evaluation(status=CandidateStatus.failed, runtime_s=0.0, error=f"not rendered: {exc}")
+    script.write_text(source, encoding="utf-8")
     args, outputs = ["--out", SUBMISSION], [SUBMISSION]
     if has_tables(data.data_dir):
         args.append("--tables")

@@ -81,7 +81,7 @@ async def evaluate_script(
     deadline = started + limits.timeout_s
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
-    script.write_text(solution.source)
+    script.write_text(solution.source, encoding="utf-8")
     evaluation = Evaluation(status=CandidateStatus.failed, runtime_s=0.0, script_path=script)
     refused = refusal(limits)
     if refused is not None:

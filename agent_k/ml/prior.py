@@ -1,20 +1,20 @@
-"""The training prior as a candidate: rendered like any solution, evaluated in the runner's own process.
+"""The training prior as a candidate: computed in the runner's own process, and rendered like any solution.
 
-Its `solution.py` is AGENT-K's own code reading only the public labels, so there is nothing to sandbox: the
-rendered script's `run()` is called directly, in a thread, and its out-of-fold predictions are scored by our
-code like any candidate's. Milliseconds where a sandboxed model costs seconds: what a mission falls back to when
-the budget leaves no room for a model.
+Its predictions come from our own module (`agent_k.ml.training_prior`), imported and called in a thread, never
+from running a rendered script here; its out-of-fold predictions are scored by our code like any candidate's.
+The `solution.py` it archives embeds that module and reproduces its files standalone. Milliseconds where a
+sandboxed model costs seconds: what a mission falls back to when the budget leaves no room for a model.
 """
 
 from __future__ import annotations
 
 import asyncio
-import runpy
 import time
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from string import Template
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,9 @@ import pandas as pd
 from agent_k.competition import Competition
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import OOF, SUBMISSION, CompetitionData, Evaluation, check_oof, fold_scores, oof_log_loss
-from agent_k.ml.render import competition_constants
+from agent_k.ml.literals import in_docstring, literal
+from agent_k.ml.render import PRIOR_LIBRARY, library
+from agent_k.ml.training_prior import write_prior
 from agent_k.store.status import CandidateStatus
 
 MEDIAN_METRICS = frozenset({"mae", "medae", "mape", "smape"})
@@ -31,17 +33,37 @@ MEDIAN_METRICS = frozenset({"mae", "medae", "mape", "smape"})
 
 @cache
 def _template() -> Template:
-    return Template(resources.files("agent_k.ml").joinpath("templates/prior.py.tmpl").read_text())
+    return Template(resources.files("agent_k.ml").joinpath("templates/prior.py.tmpl").read_text(encoding="utf-8"))
+
+
+def prior_spec(competition: Competition, cv: CVScheme) -> dict[str, Any]:
+    """What the prior needs of the competition (`agent_k.ml.training_prior`), as plain data."""
+    statistic = "median" if competition.metric in MEDIAN_METRICS else "mean"
+    return {
+        "targets": competition.target_columns,
+        "id_column": competition.id_column,
+        "task": competition.task.value,
+        "prediction": competition.prediction.value,
+        "classes": competition.classes,
+        "statistic": "log-mean" if competition.metric == "rmsle" else statistic,
+        "top_k": competition.top_k or 1,
+        "folds": cv.plan(),
+        "group_column": cv.group_column,
+        "time": cv.time.spec() if cv.kind == "forward" and cv.time else None,
+    }
 
 
 def render_prior(competition: Competition, cv: CVScheme) -> str:
-    statistic = "median" if competition.metric in MEDIAN_METRICS else "mean"
-    statistic = "log-mean" if competition.metric == "rmsle" else statistic
-    return _template().substitute(**competition_constants(competition, cv), statistic=repr(statistic))
+    """The prior's standalone script: our `training_prior` module and its spec, as a literal."""
+    return _template().substitute(
+        competition_id=in_docstring(competition.id),
+        library=library(PRIOR_LIBRARY),
+        prior=literal(prior_spec(competition, cv)),
+    )
 
 
-def _run(script: Path, data: CompetitionData, workdir: Path) -> tuple[list[float], float | None]:
-    runpy.run_path(str(script), run_name="agent_k_prior")["run"](data.data_dir, workdir / SUBMISSION, workdir / OOF)
+def _run(data: CompetitionData, cv: CVScheme, workdir: Path) -> tuple[list[float], float | None]:
+    write_prior(prior_spec(data.spec, cv), data.data_dir, workdir / SUBMISSION, workdir / OOF)
     oof = check_oof(data, pd.read_csv(workdir / OOF))
     return fold_scores(data, oof), oof_log_loss(data, oof)
 
@@ -51,10 +73,10 @@ async def evaluate_prior(data: CompetitionData, cv: CVScheme, workdir: Path) -> 
     started = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
-    script.write_text(render_prior(data.spec, cv))
+    script.write_text(render_prior(data.spec, cv), encoding="utf-8")
     evaluation = Evaluation(status=CandidateStatus.failed, runtime_s=0.0, script_path=script)
     try:
-        scores, log_loss = await asyncio.to_thread(_run, script, data, workdir)
+        scores, log_loss = await asyncio.to_thread(_run, data, cv, workdir)
     except Exception as exc:  # our own code on data of any shape: whatever it meets makes a failed candidate
         evaluation.error = f"the training prior could not be computed: {type(exc).__name__}: {exc}"
     else:

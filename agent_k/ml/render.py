@@ -1,5 +1,10 @@
 """Render a recipe into a readable, standalone `solution.py` (it never imports agent_k).
 
+Nothing that came from a competition's files or a model is pasted into its source: column names, classes,
+reasons and summaries arrive as literals (`literal`) or as docstring text (`in_docstring`), and a recipe is
+checked against the search space (`check_recipe`) before a single line is written, so its parameter names are
+ours (docs/security.md, "What reaches a generated script").
+
 The metrics, decision rules, folds, forecasting and text features a solution needs are copied into it from
 their own modules' source (`LIBRARY`): the script cross-validates with the very folds the mission scores and
 labels by the very rules it fits, and still runs alone on plain CSVs.
@@ -15,7 +20,9 @@ from string import Template
 from agent_k.competition import Competition, TaskType, metrics
 from agent_k.competition.kinds import RULE_METRICS
 from agent_k.competition.research import CVScheme
+from agent_k.ml.literals import in_docstring, literal
 from agent_k.ml.recipes import Ensemble, ModelFamily, ParamValue, Recipe
+from agent_k.ml.search.space import check_recipe
 from agent_k.ml.textfeatures import TEXT_SOLVER
 
 LIBRARY = (
@@ -27,6 +34,12 @@ LIBRARY = (
     ("agent_k.ml", "textfeatures.py"),
 )
 """Modules of NumPy, pandas and scikit-learn only, copied into every solution in this order."""
+PRIOR_LIBRARY = (
+    ("agent_k.competition", "timing.py"),
+    ("agent_k.ml", "folds.py"),
+    ("agent_k.ml", "training_prior.py"),
+)
+"""What the training prior's script holds: its folds, and the prior itself."""
 
 _CLASSES: dict[ModelFamily, tuple[str, str, str]] = {
     # family: (module, classifier, regressor)
@@ -60,15 +73,15 @@ cost as much again as one fold, and at that size it adds little over three model
 
 @cache
 def _template() -> Template:
-    return Template(resources.files("agent_k.ml").joinpath("templates/solution.py.tmpl").read_text())
+    return Template(resources.files("agent_k.ml").joinpath("templates/solution.py.tmpl").read_text(encoding="utf-8"))
 
 
 @cache
-def library() -> str:
+def library(modules: tuple[tuple[str, str], ...] = LIBRARY) -> str:
     """The library modules' code, without their docstrings and their imports of each other."""
     parts = []
-    for package, name in LIBRARY:
-        source = resources.files(package).joinpath(name).read_text()
+    for package, name in modules:
+        source = resources.files(package).joinpath(name).read_text(encoding="utf-8")
         tree = ast.parse(source)
         first = tree.body[1].lineno if isinstance(tree.body[0], ast.Expr) else tree.body[0].lineno
         lines = source.splitlines()[first - 1 :]
@@ -90,7 +103,7 @@ def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
             params.update(TEXT_SOLVER)
         else:
             params["max_iter"] = 3000
-    arguments = [f"{k}={v!r}" for k, v in sorted(params.items())]
+    arguments = [f"{k}={literal(v)}" for k, v in sorted(params.items())]
     fixed = _FIXED[recipe.family]
     if fixed:
         arguments.append(fixed if recipe.seed is None else fixed.replace("SEED", str(recipe.seed)))
@@ -100,12 +113,12 @@ def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
 def _member(recipe: Recipe, weight: float, regression: bool) -> str:
     """One `Member(...)` entry, naming only the options this recipe sets."""
     if recipe.family is ModelFamily.naive:
-        return f"    Member(weight={weight!r}, naive={recipe.params.get('method', 'seasonal')!r}),"
+        return f"    Member(weight={literal(weight)}, naive={literal(recipe.params.get('method', 'seasonal'))}),"
     _, model = _model_expression(recipe, regression)
     if len(model) > 90:  # one argument per line
         name, arguments = model[:-1].split("(", 1)
         model = f"{name}(\n" + "".join(f"            {a},\n" for a in arguments.split(", ")) + "        )"
-    fields = [f"weight={weight!r}", f"model={model}"]
+    fields = [f"weight={literal(weight)}", f"model={model}"]
     if recipe.family.needs_scaling:
         fields.append("scaled=True")
     if recipe.family.handles_missing:
@@ -113,19 +126,19 @@ def _member(recipe: Recipe, weight: float, regression: bool) -> str:
     for name in ("drop_columns", "log_columns", "frequency_columns", "target_columns", "ratio_columns", "date_columns"):
         values = getattr(recipe, name)
         if values:
-            fields.append(f"{name}={list(values)!r}")
+            fields.append(f"{name}={literal(list(values))}")
     if recipe.log_target and regression:
         fields.append("log_target=True")
     if recipe.native_categorical and recipe.family is ModelFamily.lightgbm:
         fields.append("native_categorical=True")
     if recipe.text_columns:
-        fields.append(f"text_columns={list(recipe.text_columns)!r}")
+        fields.append(f"text_columns={literal(list(recipe.text_columns))}")
         if recipe.text:
-            fields.append(f"text={dict(sorted(recipe.text.items()))!r}")
+            fields.append(f"text={literal(dict(sorted(recipe.text.items())))}")
         if recipe.family is ModelFamily.linear:
             fields.append("sparse_text=True")
     if recipe.relative != "none" and regression:
-        fields.append(f"relative={recipe.relative!r}")
+        fields.append(f"relative={literal(recipe.relative)}")
     return "    Member(\n" + "".join(f"        {f},\n" for f in fields) + "    ),"
 
 
@@ -133,38 +146,42 @@ def competition_constants(competition: Competition, cv: CVScheme) -> dict[str, s
     """What every rendered script is told of the competition: the embedded library, the target and id columns,
     the task and what a submission row holds, the classes, the folds and (a forecast) the rows' time."""
     return {
-        "competition_id": competition.id,
+        "competition_id": in_docstring(competition.id),
         "library": library(),
-        "targets": repr(competition.target_columns),
-        "id_column": repr(competition.id_column),
-        "task": repr(competition.task.value),
-        "prediction": repr(competition.prediction.value),
-        "classes": repr(competition.classes),
-        "top_k": repr(competition.top_k or 1),
-        "folds": repr(cv.plan()),
-        "group_column": repr(cv.group_column),
-        "time": repr(cv.time.spec() if cv.kind == "forward" and cv.time else None),
+        "targets": literal(competition.target_columns),
+        "id_column": literal(competition.id_column),
+        "task": literal(competition.task.value),
+        "prediction": literal(competition.prediction.value),
+        "classes": literal(competition.classes),
+        "top_k": literal(competition.top_k or 1),
+        "folds": literal(cv.plan()),
+        "group_column": literal(cv.group_column),
+        "time": literal(cv.time.spec() if cv.kind == "forward" and cv.time else None),
+        "seed": literal(cv.seed),
     }
 
 
 def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: CVScheme) -> str:
+    """The script of a recipe or a blend; `InvalidRecipe` (or `NotALiteral`) when a member lies outside the search
+    space or holds a value no literal can carry."""
     regression = competition.task in (TaskType.regression, TaskType.multioutput)
     if isinstance(solution, Ensemble):
         members = list(zip(solution.members, solution.weights, strict=True))
         summary = f"Ensemble: {solution.summary()}"
     else:
         members, summary = [(solution, 1.0)], f"Recipe: {solution.summary()}"
+    for recipe, _ in members:
+        check_recipe(recipe)
     models = [recipe for recipe, _ in members if recipe.family is not ModelFamily.naive]
     imports = sorted({_model_expression(recipe, regression)[0] for recipe in models})
     return _template().substitute(
         **competition_constants(competition, cv),
-        summary=summary,
-        validation=f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else ""),
+        summary=in_docstring(summary),
+        validation=in_docstring(f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else "")),
         fold_average_rows=FOLD_AVERAGE_ROWS,
         model_imports="\n".join(imports),
-        class_values=repr(metrics.class_values(competition) if competition.metric in RULE_METRICS else None),
-        metric=repr(competition.metric),
-        rule_metrics=repr(sorted(RULE_METRICS)),
-        seed=cv.seed,
+        class_values=literal(metrics.class_values(competition) if competition.metric in RULE_METRICS else None),
+        metric=literal(competition.metric),
+        rule_metrics=literal(sorted(RULE_METRICS)),
         members="\n".join(_member(recipe, weight, regression) for recipe, weight in members),
     )

@@ -21,7 +21,7 @@ from agent_k.mission.context import GraphContext
 from agent_k.mission.phases import Mode, Phase
 from agent_k.mission.state import MissionState
 from agent_k.ml.recipes import Recipe, Script, Solution
-from agent_k.ml.search import Proposal
+from agent_k.ml.search import Proposal, check_recipe
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -67,7 +67,7 @@ def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
             if proposal.kind == "script" and refused:
                 raise ModelRetry(f"proposal {i}: {refused}; propose recipes only")
             try:
-                to_solution(proposal, candidates, drops=())
+                to_solution(proposal, candidates, drops=(), columns=data_columns(ctx.deps.state))
             except ValueError as exc:
                 raise ModelRetry(f"proposal {i}: {exc}") from exc
         return answer
@@ -107,21 +107,37 @@ async def evolver_proposals(
     candidates = await archive(mission, state)
     own: dict[str, Proposal] = {}  # by key: the same proposal twice is evaluated once
     for proposal in answer.proposals:
-        solution = to_solution(proposal, candidates, drops)
+        solution = to_solution(proposal, candidates, drops, columns=data_columns(state))
         own.setdefault(solution.key, Proposal(solution, (proposal.parent,)))
     workflow = [p for p in proposals if p.recipe.key not in own]
     return [*own.values(), *workflow[: max(0, batch - len(own))]]
 
 
-def to_solution(proposal: EvolverProposal, candidates: list[ArchivedCandidate], drops: tuple[str, ...]) -> Solution:
-    """The candidate a proposal describes. Columns the mission drops (ids, leakage suspects) stay dropped."""
+def data_columns(state: MissionState) -> list[str] | None:
+    """The columns a recipe may name: those Research profiled, the id and the targets (None before Research)."""
+    findings, competition = state.research_findings, state.selected_competition
+    if findings is None or competition is None:
+        return None
+    return [*(column.name for column in findings.columns), competition.id_column, *competition.target_columns]
+
+
+def to_solution(
+    proposal: EvolverProposal,
+    candidates: list[ArchivedCandidate],
+    drops: tuple[str, ...],
+    *,
+    columns: list[str] | None,
+) -> Solution:
+    """The candidate a proposal describes. A recipe must lie inside the search space and name only the data's
+    `columns` (`InvalidRecipe`, a ValueError, says why otherwise). Columns the mission drops (ids, leakage
+    suspects) stay dropped."""
     parent = next((c for c in candidates if c.key == proposal.parent), None)
     if parent is None:
         raise ValueError(f"no candidate '{proposal.parent}'")
     if proposal.kind == "recipe":
         if proposal.recipe is None:
             raise ValueError("a 'recipe' proposal needs the recipe")
-        recipe = proposal.recipe
+        recipe = check_recipe(proposal.recipe, columns)
         return recipe.model_copy(update={"drop_columns": tuple(sorted({*recipe.drop_columns, *drops}))})
     if proposal.source is not None:
         return Script(source=proposal.source, parent=parent.key, note=proposal.rationale[:300])

@@ -11,30 +11,20 @@ It ends with `no_valid_baseline` only when not even the prior could be computed.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 
 from pydantic_graph import End
 
 from agent_k.events.models import Log
 from agent_k.mission.agents.repairer import repair_step
-from agent_k.mission.candidates import (
-    ArchivedCandidate,
-    candidate_dir,
-    evaluate_proposals,
-    feature_drops,
-    record,
-    search_history,
-)
+from agent_k.mission.candidates import ArchivedCandidate, evaluate_proposals, feature_drops, search_history
+from agent_k.mission.fallback import archive_prior
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.evolution import EvolutionNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import RepairGoal, Step, StepError, run_step
 from agent_k.mission.state import MissionResult
-from agent_k.ml.evaluate import CompetitionData
-from agent_k.ml.prior import evaluate_prior
-from agent_k.ml.recipes import ModelFamily, Prior
+from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.sandbox import shared_reader
 from agent_k.ml.search import Proposal, feature_options, ranked, starting_recipe
 
@@ -61,7 +51,7 @@ class PrototypeNode(PhaseNode):
     async def run(self, ctx: PhaseContext) -> EvolutionNode | End[MissionResult]:
         state, deps = ctx.state, ctx.deps
         shared_reader().prestart()  # Submission reads the final file through it: have it ready
-        prior = await self._prior(ctx)
+        prior = await archive_prior(deps, state, self.phase)
 
         async def repair(error: StepError) -> ArchivedCandidate:
             return await repair_step(state, deps, RepairGoal.of(BASELINE, error))
@@ -79,19 +69,6 @@ class PrototypeNode(PhaseNode):
         evolution = state.evolution_state
         evolution.best_candidate_key, evolution.best_score = baseline.key, baseline.cv
         return EvolutionNode()
-
-    async def _prior(self, ctx: PhaseContext) -> ArchivedCandidate:
-        """The training prior, archived as generation 0's first candidate (again after a crash: it is cheap)."""
-        state, deps = ctx.state, ctx.deps
-        assert state.selected_competition is not None and state.research_findings is not None
-        assert state.data_dir is not None
-        cv = state.research_findings.cv
-        data = await asyncio.to_thread(CompetitionData.load, state.selected_competition, Path(state.data_dir), cv)
-        solution = Prior()
-        result = await evaluate_prior(data, state.research_findings.cv, candidate_dir(deps.mission_dir, solution.key))
-        return await record(
-            ctx.deps, state, solution, result, status=result.status, generation=0, parents=(), phase=self.phase
-        )
 
     async def _settle_for_prior(self, ctx: PhaseContext, why: str) -> None:
         """Say why the baseline is the prior; Submission repeats it in the result if the prior is submitted."""

@@ -1,4 +1,4 @@
-"""Child-side half of the output reader: unpack a sandbox's tar stream, or parse a candidate's CSV, for the runner.
+"""Child-side half of the output reader: parse a candidate's CSV for the runner.
 
 Run as a script (`python -I _reader.py`), one request per line on stdin, one JSON answer per line on stdout,
 followed, for a table, by that many bytes of Arrow IPC. Everything a candidate wrote is parsed here, in a
@@ -9,51 +9,10 @@ from __future__ import annotations
 
 import json
 import sys
-import tarfile
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-
-LOG_NAMES = ("stdout.log", "stderr.log")
-
-
-def _member_kind(member: tarfile.TarInfo) -> str:
-    if member.issym() or member.islnk():
-        return "a link"
-    if member.isfifo():
-        return "a FIFO"
-    if member.ischr() or member.isblk():
-        return "a device"
-    if member.issparse():
-        return "a sparse file"
-    return "not a regular file"
-
-
-def extract(archive: str, dest: str, caps: dict[str, int]) -> dict[str, str]:
-    """Unpack the wanted members of a sandbox's tar stream: only names in `caps`, only plain regular files, each
-    at most its cap. Returns what was left out, and why; a cut-off stream keeps what came before the cut."""
-    folder = Path(dest)
-    left_out: dict[str, str] = {}
-    try:
-        with tarfile.open(archive, mode="r|") as stream:
-            for member in stream:
-                name = member.name
-                if name not in caps or "/" in name or name in (".", ".."):
-                    continue  # unwanted, or a path that would leave the folder
-                if not member.isreg() or member.issparse():
-                    left_out[name] = f"{name} is {_member_kind(member)}"
-                elif member.size > caps[name]:
-                    left_out[name] = f"{name} is {member.size:,} bytes, over its {caps[name]:,}-byte cap"
-                else:
-                    source = stream.extractfile(member)
-                    assert source is not None
-                    (folder / name).write_bytes(source.read(caps[name]))
-                    left_out.pop(name, None)
-    except (tarfile.TarError, EOFError, OSError):
-        pass  # a cut-off or malformed stream: what came before stays
-    return left_out
 
 
 def table(path: str, max_rows: int) -> bytes:
@@ -75,8 +34,6 @@ def _one_line(exc: BaseException) -> str:
 
 def answer(request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
     try:
-        if request["op"] == "extract":
-            return {"ok": True, "left_out": extract(request["archive"], request["dest"], request["caps"])}, b""
         payload = table(request["path"], int(request["max_rows"]))
         return {"ok": True, "bytes": len(payload)}, payload
     except MemoryError:

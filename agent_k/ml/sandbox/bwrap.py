@@ -11,25 +11,30 @@ data. Started as root, bwrap itself runs as the sandbox user (`identity`): the l
 user could not reach (the interpreter under /root, say) under `STAGE` in a mount namespace of its own, then
 drops its privileges.
 
-A small shell runs the candidate with the runner's pipes as its stdout and stderr (its stdin is /dev/null),
-kills whatever it left behind, then writes the wanted outputs as a tar stream to its own stdin, a pipe the runner
-reads with a cap: the only thing that leaves the sandbox. (Its stdin, because the shell can name no descriptor
-past 9, and the runner cannot choose the numbers of its descriptors.)
+Our supervisor (`_supervise.py`) is the sandbox's pid 1 (`--as-pid-1`: no bubblewrap init holds anything): it
+runs the candidate, kills whatever it left behind, then sends the wanted outputs back as frames on a descriptor
+that only it holds, and it is not dumpable, so no process of the sandbox can write its memory or reopen that
+descriptor. The runner's stdout and stderr pipes are the candidate's logs; nothing else leaves the sandbox. The
+root of the sandbox, /dev included, is read-only; the working folder and a small /dev/shm are capped tmpfs.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import shlex
 import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_k.ml.sandbox.seccomp import filter_bpf
+from agent_k.ml.sandbox.seccomp import filter_fd
 
 WORK = "/sandbox/work"
 DATA = "/sandbox/data"
+SUPERVISOR = "/sandbox/supervise.py"
+SUPERVISOR_SOURCE = Path(__file__).with_name("_supervise.py")
+SHM_BYTES = 64 * 1024 * 1024
+"""/dev/shm: private to the sandbox, and small (POSIX semaphores and shared memory need it to exist)."""
 SANDBOX_UID = "65534"
 STAGE = "/tmp"
 """Where a root launcher binds, in its own mount namespace, what the sandbox user may not reach on the host."""
@@ -64,6 +69,7 @@ _NAMESPACES = (
     "--disable-userns",
     "--die-with-parent",
     "--new-session",
+    "--as-pid-1",
     "--uid",
     SANDBOX_UID,
     "--gid",
@@ -77,12 +83,18 @@ _NAMESPACES = (
 
 @dataclass
 class Launch:
-    """A bwrap command line, what a root launcher must stage before it drops privileges (in order: `--stage`),
-    and the descriptors the command reads (copies, the seccomp filter): passed to it, then closed by the caller."""
+    """What the launcher execs (a bwrap command line, or the basic sandbox's supervisor), what a root launcher
+    must prepare before it drops privileges (`stage`: sources to bind under STAGE, in order; `rootfs`: the basic
+    sandbox's namespaces and root, `agent_k.ml.sandbox.basic`), the seccomp filter it loads itself (the basic
+    sandbox: bubblewrap loads its own), the folder it starts in, and the descriptors the command reads (copies,
+    filters): passed to it, then closed by the caller."""
 
     argv: list[str] = field(default_factory=list)
     stage: list[str] = field(default_factory=list)
     fds: list[int] = field(default_factory=list)
+    rootfs: dict[str, object] | None = None
+    seccomp: int | None = None
+    cwd: Path | None = None
 
     def close(self) -> None:
         for fd in self.fds:
@@ -108,7 +120,7 @@ class _Builder:
         self._add("--proc", "/proc")
         for path in PROC_READ_ONLY:
             self._add("--ro-bind-try", path, path)
-        self._add("--dev", "/dev")
+        self._add("--dev", "/dev", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev")
         for path in SYSTEM:
             self._add("--ro-bind-try", path, path)
         for root in python_roots():
@@ -144,15 +156,13 @@ class _Builder:
             self.copy(folder / relative, f"{DATA}/{relative}")
 
     def work(self, disk_bytes: int) -> None:
+        """The capped working folder, and the supervisor beside it on the root (read-only once sealed)."""
         self._add("--size", str(disk_bytes), "--tmpfs", WORK)
+        self.copy(SUPERVISOR_SOURCE, SUPERVISOR)
 
     def finish(self, command: list[str]) -> Launch:
         """Seal the root read-only, load the seccomp filter, then run `command` in the work folder."""
-        read, write = os.pipe()
-        os.set_inheritable(read, False)
-        os.write(write, filter_bpf())  # a few hundred bytes: well within a pipe's buffer
-        os.close(write)
-        self._add("--remount-ro", "/", "--chdir", WORK, "--seccomp", self._fd(read), "--", *command)
+        self._add("--remount-ro", "/", "--chdir", WORK, "--seccomp", self._fd(filter_fd()), "--", *command)
         return self.launch
 
 
@@ -176,33 +186,36 @@ def command(
     script: Path,
     data: Path,
     disk_bytes: int,
-    outputs: tuple[str, ...],
+    outputs: dict[str, int],
+    channel: int,
     untrusted: bool,
     staged: bool,
 ) -> Launch:
-    """bwrap running `argv` (paths as the sandbox sees them) in /sandbox/work with the runner's stdout and stderr,
-    then streaming `outputs` out as a tar on its stdin. `untrusted`: a model's script (copies, not binds)."""
+    """bwrap running `argv` (paths as the sandbox sees them) in /sandbox/work under the supervisor, which sends
+    `outputs` (name: cap) back as frames on descriptor `channel`. `untrusted`: a model's script (copies, not
+    binds)."""
     builder = _Builder(staged)
     builder.data(data, copied=untrusted)
     builder.work(disk_bytes)
     builder.copy(script, f"{WORK}/solution.py")
-    wanted = " ".join(shlex.quote(name) for name in outputs)
-    inner = (
-        '"$@" </dev/null; code=$?; kill -KILL -1 2>/dev/null; '
-        f'found=; for f in {wanted}; do if [ -e "$f" ] || [ -L "$f" ]; then found="$found $f"; fi; done; '
-        'if [ -n "$found" ]; then tar -cf - $found >&0 2>/dev/null; fi; exit $code'
-    )
-    return builder.finish(["/bin/sh", "-c", inner, "sandbox", *argv])
+    return builder.finish([*supervised(channel, outputs), "--whole-namespace", "--", *argv])
 
 
-def serve_command(argv: list[str], *, server: Path, data: Path, disk_bytes: int, staged: bool) -> Launch:
-    """bwrap running a long-lived `argv` (a warm worker) with its stdin and stdout as the channel: the data
-    bound read-only, `server` copied in as /sandbox/work/<its name>, nothing of the host writable."""
+def supervised(channel: int, outputs: dict[str, int], supervisor: str = SUPERVISOR) -> list[str]:
+    """The supervisor's command line for one run, before its `--` and the candidate's command."""
+    return [sys.executable, "-I", "-S", supervisor, "run", "--channel", str(channel), "--outputs", json.dumps(outputs)]
+
+
+def serve_command(
+    *, requests: int, replies: int, preload: tuple[str, ...], data: Path, disk_bytes: int, staged: bool
+) -> Launch:
+    """bwrap running the supervisor as a warm worker, spoken to on descriptors `requests` and `replies`: the data
+    bound read-only, nothing of the host writable."""
     builder = _Builder(staged)
     builder.data(data, copied=False)
     builder.work(disk_bytes)
-    builder.copy(server, f"{WORK}/{server.name}")
-    return builder.finish(argv)
+    serve = [sys.executable, "-I", SUPERVISOR, "serve", "--requests", str(requests), "--replies", str(replies)]
+    return builder.finish([*serve, "--preload", ",".join(preload)])
 
 
 def probe_command(data: Path, *, staged: bool) -> Launch:

@@ -1,6 +1,8 @@
 """Per-candidate cgroups: `pids` caps how many tasks a candidate may create and finds every one of them (even
 those that left the process group with setsid) so they can all be killed; `memory` caps the memory of all its
-processes together. cgroup v1 keeps each controller in its own tree, v2 in one; both are handled."""
+processes together; `cpu` caps the CPU time they take together to the cores it was given (a fork bomb of
+spinning processes gets those cores, not the machine). cgroup v1 keeps each controller in its own tree, v2 in
+one; both are handled."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ log = logging.getLogger(__name__)
 
 _ROOT = Path("/sys/fs/cgroup")
 STALE_AFTER_S = 60.0
-CONTROLLERS = ("pids", "memory")
+CONTROLLERS = ("pids", "memory", "cpu")
+CPU_PERIOD_US = 100_000
 
 
 @dataclass(frozen=True)
@@ -115,9 +118,17 @@ def _sweep(parent: Path) -> None:
                 group.rmdir()
 
 
-def _configure(group: Path, controller: str, max_tasks: int, memory_bytes: int) -> None:
+def _configure(group: Path, controller: str, max_tasks: int, memory_bytes: int, cpus: float) -> None:
     if controller == "pids":
         (group / "pids.max").write_text(str(max_tasks))
+        return
+    if controller == "cpu":
+        quota = max(1000, round(cpus * CPU_PERIOD_US))
+        if (group / "cpu.max").exists():  # v2
+            (group / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
+        else:
+            (group / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+            (group / "cpu.cfs_quota_us").write_text(str(quota))
         return
     if (group / "memory.max").exists():  # v2: no swap either, so the limit is the limit
         (group / "memory.max").write_text(str(memory_bytes))
@@ -130,8 +141,9 @@ def _configure(group: Path, controller: str, max_tasks: int, memory_bytes: int) 
 
 
 @contextlib.contextmanager
-def candidate_groups(max_tasks: int, memory_mb: int) -> Iterator[CandidateGroups]:
-    """Fresh groups allowing at most `max_tasks` tasks and `memory_mb` of memory; killed and removed on exit."""
+def candidate_groups(max_tasks: int, memory_mb: int, cpus: float = 1.0) -> Iterator[CandidateGroups]:
+    """Fresh groups allowing at most `max_tasks` tasks, `memory_mb` of memory and `cpus` cores of CPU time; killed
+    and removed on exit."""
     name = f"candidate-{uuid.uuid4().hex[:12]}"
     made: dict[Path, set[str]] = {}
     for controller, parent in _parents().items():
@@ -141,7 +153,7 @@ def candidate_groups(max_tasks: int, memory_mb: int) -> Iterator[CandidateGroups
                 _sweep(parent)
                 group.mkdir()
                 made[group] = set()
-            _configure(group, controller, max_tasks, memory_mb * 1024 * 1024)
+            _configure(group, controller, max_tasks, memory_mb * 1024 * 1024, cpus)
             made[group].add(controller)
         except OSError as exc:
             log.warning("cannot set up a %s cgroup: %s", controller, exc)

@@ -35,19 +35,17 @@ class Channel:
     groups: CandidateGroups
     stack: contextlib.ExitStack
     """Holds the child's cgroups: closing it kills whatever is left in them and removes them."""
+    requests: IO[bytes]
+    """Where requests go: the child's stdin, or (a warm worker) a pipe only its supervisor reads."""
+    stdout: IO[bytes]
+    """Where answers come from: the child's stdout, or a pipe only its supervisor writes."""
     uses: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    @property
-    def stdout(self) -> IO[bytes]:
-        assert self.process.stdout is not None
-        return self.process.stdout
-
     def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
         try:
-            self.process.stdin.write(json.dumps(message).encode() + b"\n")
-            self.process.stdin.flush()
+            self.requests.write(json.dumps(message).encode() + b"\n")
+            self.requests.flush()
         except (OSError, ValueError) as exc:
             raise ChannelClosed(f"the child is gone ({exc})") from None
 
@@ -70,6 +68,11 @@ class Channel:
             raise ChannelClosed(f"the child died after {len(data):,} of {size:,} bytes")
         return data
 
+    def read_some(self) -> bytes:
+        """What the child sent so far (at least a byte; blocking), b"" once it is gone."""
+        data: bytes = self.stdout.read1(1 << 16)  # type: ignore[attr-defined]
+        return data
+
     def kill(self, *, wait: bool = False) -> None:
         """SIGKILL at once; the cleanup (the cgroups, reaping) waits on processes, so unless `wait` it runs in a
         thread, lest the event loop stall behind it."""
@@ -85,10 +88,9 @@ class Channel:
             self.stack.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=5)
-            for pipe in (self.process.stdin, self.process.stdout):
-                if pipe is not None:
-                    with contextlib.suppress(OSError):
-                        pipe.close()
+            for pipe in {self.process.stdin, self.process.stdout, self.requests, self.stdout} - {None}:
+                with contextlib.suppress(OSError):
+                    pipe.close()  # type: ignore[union-attr]
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -46,9 +47,12 @@ def launcher_command(
     processes: int,
     user: str | None = None,
     stage: list[str] | None = None,
+    rootfs: dict[str, object] | None = None,
+    seccomp: int | None = None,
 ) -> list[str]:
-    """`_launch.py` joining the candidate's cgroups, setting its rlimits and (root only) staging `stage` and
-    dropping to `user` (UID:GID), then exec'ing `inner`."""
+    """`_launch.py` joining the candidate's cgroups, setting its rlimits and (root only) staging `stage` or building
+    `rootfs` and dropping to `user` (UID:GID), loading the seccomp filter from descriptor `seccomp`, then exec'ing
+    `inner`."""
     pids_capped = any((group / "pids.max").exists() for group in groups.paths)
     address_space = memory_mb + (VIRTUAL_SLACK_MB if groups.memory is not None else 0)
     return [
@@ -58,6 +62,8 @@ def launcher_command(
         *(arg for group in groups.paths for arg in ("--cgroup", str(group))),
         *(("--user", user) if user else ()),
         *(arg for source in stage or () for arg in ("--stage", source)), "--stage-root", bwrap.STAGE,
+        *(("--rootfs", json.dumps(rootfs)) if rootfs else ()),
+        *(("--seccomp", str(seccomp)) if seccomp is not None else ()),
         "--", *inner,
     ]  # fmt: skip
 

@@ -162,17 +162,6 @@ class OutputReader:
             raise UntrustedOutput(f"{path.name} has more than {shape.max_rows:,} rows")
         return frame
 
-    async def extract(self, archive: Path, dest: Path, caps: Mapping[str, int]) -> dict[str, str]:
-        """Unpack a sandbox's tar stream into `dest`: the names in `caps`, regular files under their caps only.
-        What was left out, and why (every wanted name, when the stream could not be read in time)."""
-        request = {"op": "extract", "archive": str(archive), "dest": str(dest), "caps": dict(caps)}
-        try:
-            answer, _ = await self._ask(request, "the outputs")
-        except UntrustedOutput as exc:
-            return dict.fromkeys(caps, str(exc))
-        left_out = answer.get("left_out") or {}
-        return {str(k): str(v) for k, v in left_out.items() if k in caps}
-
     def prestart(self) -> None:
         """Start a reader in the background (on the running event loop) when none is ready, so the first read
         does not wait for its imports."""
@@ -256,7 +245,8 @@ class OutputReader:
         except BaseException:
             stack.close()
             raise
-        channel = Channel(process, groups, stack)
+        assert process.stdin is not None and process.stdout is not None
+        channel = Channel(process, groups, stack, process.stdin, process.stdout)
         try:
             await self._exchanges.run(channel.receive, channel, START_TIMEOUT_S)
         except (TimeoutError, ChannelClosed) as exc:

@@ -1,10 +1,15 @@
-"""Run a candidate's script: in bubblewrap where it can run, else in the basic sandbox (own process group, no
-network where `unshare` allows it, a private folder). Both add rlimits, per-candidate pids and memory cgroups,
-a scrubbed environment and a kill of everything the candidate started.
+"""Run a candidate's script: in bubblewrap where it can run, else in the basic sandbox. In both, our supervisor
+(`_supervise.py`) runs the candidate and sends its named outputs back as frames on a descriptor only it holds;
+rlimits, per-candidate pids, memory and CPU cgroups, a seccomp filter, a scrubbed environment, and a kill of
+everything the candidate started. As root, every candidate runs as the sandbox user.
 
 Its stdout and stderr are pipes the runner drains, keeping the last LOG_TAIL_BYTES of each (a flood costs no
-disk and still ends with the error that explains it). In bubblewrap the outputs come back as a tar stream on a
-third pipe, captured up to the outputs' caps and unpacked by a reader process (`reader`).
+disk and still ends with the error that explains it). The frames are read as they come (`frames.FrameReader`),
+each output under its cap.
+
+A sandbox that fails to start (bubblewrap's "Creating new namespace failed: Resource temporarily unavailable"
+on a busy machine) is tried again, START_ATTEMPTS times; under `auto` a candidate whose bubblewrap never
+started then runs in the basic sandbox (our templates only), and the next candidate tries bubblewrap again.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from functools import cache
 from pathlib import Path
 from typing import Protocol
 
-from agent_k.ml.sandbox import bwrap
+from agent_k.ml.sandbox import basic, bwrap
 from agent_k.ml.sandbox.cgroups import candidate_groups
-from agent_k.ml.sandbox.launcher import environment, launcher_command, user_arg
+from agent_k.ml.sandbox.frames import FrameError, FrameReader
+from agent_k.ml.sandbox.identity import sandbox_identity
+from agent_k.ml.sandbox.launcher import environment, launcher_command
 from agent_k.ml.sandbox.policy import SandboxKind, resolve
 from agent_k.ml.sandbox.reader import shared_reader
 
@@ -38,7 +45,10 @@ LOG_TAIL_BYTES = 64 * 1024
 LOGS = ("stdout.log", "stderr.log")
 DRAIN_AFTER_EXIT_S = 5.0
 """How long the pipes may still deliver once the candidate's processes are dead (only what the kernel buffered)."""
-TAR_SLACK_BYTES = 1 << 20
+FRAME_SLACK_BYTES = 1 << 20
+START_ATTEMPTS = 3
+START_BACKOFF_S = 0.3
+"""The wait before the second start, doubled before the third."""
 OUT_OF_MEMORY_SIGNS = ("MemoryError", "std::bad_alloc", "Unable to allocate")
 
 
@@ -89,6 +99,8 @@ class SandboxResult:
     """Outputs the sandbox would not bring back (a link, a FIFO, over the size cap), with why."""
     peak_mb: float | None = None
     """The most memory its processes held at once (where a memory cgroup records it)."""
+    started: bool = True
+    """The sandbox came up and its supervisor ran (False: it failed before, say, its namespaces were made)."""
 
     @property
     def ok(self) -> bool:
@@ -98,6 +110,9 @@ class SandboxResult:
         """One line: why the run failed, ending with the last line the candidate wrote to stderr."""
         if self.timed_out:
             return "timed out"
+        if not self.started:
+            said = self.stderr_tail.strip().splitlines()[-1:] or [f"exit code {self.returncode}"]
+            return f"the {self.sandbox} sandbox did not start: {said[0]}"
         if self.out_of_memory:
             return "killed: out of memory (over its memory cap)"
         if any(sign in self.stderr_tail for sign in OUT_OF_MEMORY_SIGNS):
@@ -145,17 +160,21 @@ class Tail:
         return bytes(self._kept[-self.limit :])
 
 
-async def capture(reader: asyncio.StreamReader, transport: asyncio.ReadTransport, path: Path, cap: int) -> None:
-    """Copy a pipe into `path` until its end, or until `cap` bytes: then the pipe is closed, so the writer's next
-    write fails (the reader process later says which output was over its cap)."""
-    written = 0
-    with path.open("wb") as out:
+async def receive(
+    reader: asyncio.StreamReader, transport: asyncio.ReadTransport, frames: FrameReader, cap: int
+) -> None:
+    """Feed the supervisor's frames to `frames` until the pipe ends; past `cap` bytes, or on a frame that breaks
+    the format, stop reading and close the pipe (the supervisor's next write fails)."""
+    total = 0
+    try:
         while chunk := await reader.read(1 << 20):
-            out.write(chunk[: cap - written])
-            written += len(chunk)
-            if written > cap:
-                transport.close()
-                return
+            total += len(chunk)
+            if total > cap:
+                raise FrameError(f"more than the outputs' caps allow ({cap:,} bytes)")
+            frames.feed(chunk)
+    except FrameError as exc:
+        frames.fail(str(exc))
+        transport.close()
 
 
 def _kill_group(pid: int) -> None:
@@ -164,7 +183,7 @@ def _kill_group(pid: int) -> None:
 
 
 def _signalled(returncode: int | None) -> int | None:
-    """The inner shell reports a candidate killed by signal n as 128 + n; as a process's own code, that is -n."""
+    """The supervisor reports a candidate killed by signal n as 128 + n; as a process's own code, that is -n."""
     if returncode is not None and 128 < returncode < 128 + 65:
         return -(returncode - 128)
     return returncode
@@ -172,14 +191,14 @@ def _signalled(returncode: int | None) -> int | None:
 
 @dataclass
 class _Pipes:
-    """What the runner reads of one sandboxed run while it lasts: its stdout and stderr, and (in bubblewrap)
-    the tar stream of its outputs, each drained by a task of its own. The runner makes these pipes itself: a pipe
+    """What the runner reads of one sandboxed run while it lasts: its stdout and stderr, and the supervisor's
+    frames on a third pipe, each drained by a task of its own. The runner makes these pipes itself: a pipe
     asyncio made would hold `Process.wait()` until every holder closed it, and a grandchild that left the
     process group holds it until the cgroup kill."""
 
     stdout_fd: int
     stderr_fd: int
-    outputs_fd: int | None
+    channel_fd: int
     """The ends the child writes to (closed here once it has them)."""
     stdout: Tail = field(default_factory=Tail)
     stderr: Tail = field(default_factory=Tail)
@@ -188,19 +207,18 @@ class _Pipes:
     _read_fds: list[int] = field(default_factory=list)
 
     @classmethod
-    def make(cls, *, outputs: bool) -> _Pipes:
-        ends = [os.pipe() for _ in range(3 if outputs else 2)]
-        pipes = cls(ends[0][1], ends[1][1], ends[2][1] if outputs else None)
+    def make(cls) -> _Pipes:
+        ends = [os.pipe() for _ in range(3)]
+        pipes = cls(ends[0][1], ends[1][1], ends[2][1])
         pipes._read_fds = [read for read, _ in ends]
         return pipes
 
     def close_writers(self) -> None:
         """Close the child's ends in this process (the child has its own copies once it started)."""
-        for fd in (self.stdout_fd, self.stderr_fd, self.outputs_fd):
-            if fd is not None:
-                os.close(fd)
+        for fd in (self.stdout_fd, self.stderr_fd, self.channel_fd):
+            os.close(fd)
 
-    async def start(self, archive: Path, cap: int) -> None:
+    async def start(self, frames: FrameReader, cap: int) -> None:
         """Drain our ends (the child started: its ends are closed here)."""
         self.close_writers()
         loop = asyncio.get_running_loop()
@@ -214,9 +232,8 @@ class _Pipes:
         self.tasks += [
             asyncio.ensure_future(self.stdout.drain(readers[0])),
             asyncio.ensure_future(self.stderr.drain(readers[1])),
+            asyncio.ensure_future(receive(readers[2], self.transports[2], frames, cap)),
         ]
-        if len(readers) == 3:
-            self.tasks.append(asyncio.ensure_future(capture(readers[2], self.transports[2], archive, cap)))
 
     async def finish(self, wait_s: float) -> tuple[bytes, bytes]:
         """Let the pipes deliver what the kernel still holds (at most `wait_s`), then close them; the tails."""
@@ -240,53 +257,80 @@ def _protocol_for(reader: asyncio.StreamReader) -> Callable[[], asyncio.StreamRe
     return lambda: asyncio.StreamReaderProtocol(reader)
 
 
-def _prepare(job: Job, workdir: Path, limits: Limits, kind: SandboxKind, user: str | None) -> bwrap.Launch:
+def _prepare(job: Job, workdir: Path, limits: Limits, kind: SandboxKind, channel: int) -> bwrap.Launch:
+    identity = sandbox_identity(limits.user)
+    outputs = dict(job.outputs)
+    disk_bytes = limits.disk_mb * 1024 * 1024
     if kind == "basic":
-        return bwrap.Launch(argv=[sys.executable, str(job.script), "--data", str(job.data), *job.args])
+        return basic.command(
+            list(job.args), script=job.script, data=job.data, workdir=workdir, disk_bytes=disk_bytes,
+            outputs=outputs, channel=channel, identity=identity,
+        )  # fmt: skip
     return bwrap.command(
         [sys.executable, "solution.py", "--data", bwrap.DATA, *job.args],
         script=job.script,
         data=job.data,
-        disk_bytes=limits.disk_mb * 1024 * 1024,
-        outputs=tuple(job.outputs),
+        disk_bytes=disk_bytes,
+        outputs=outputs,
+        channel=channel,
         untrusted=job.untrusted,
-        staged=user is not None,
+        staged=identity is not None,
     )
 
 
 async def run_sandboxed(job: Job, *, workdir: Path, limits: Limits) -> SandboxResult:
-    """Run `job` with `workdir` as its working folder; kill all it started on timeout or cancellation."""
+    """Run `job` with `workdir` as its folder; kill all it started on timeout or cancellation. A sandbox that did
+    not start is tried again; under `auto`, a bubblewrap that never starts leaves this one candidate to the
+    basic sandbox."""
     workdir.mkdir(parents=True, exist_ok=True)
-    kind = resolve(limits.sandbox, limits.user)
+    kind = await asyncio.to_thread(resolve, limits.sandbox, limits.user)  # a stale verdict is probed again
+    for attempt in range(START_ATTEMPTS):
+        result = await _run_once(job, workdir, limits, kind)
+        if result.started:
+            return result
+        log.warning("the %s sandbox did not start (%s)", kind, result.failure_reason())
+        if attempt + 1 < START_ATTEMPTS:
+            await asyncio.sleep(START_BACKOFF_S * 2**attempt)
+    if kind == "bwrap" and limits.sandbox is None and (not job.untrusted or limits.allow_unsandboxed_code):
+        return await _run_once(job, workdir, limits, "basic")
+    return result
+
+
+async def _run_once(job: Job, workdir: Path, limits: Limits, kind: SandboxKind) -> SandboxResult:
     for name in (*job.outputs, *LOGS):
         with contextlib.suppress(FileNotFoundError):
             (workdir / name).unlink()
-    user = user_arg(limits.user) if kind == "bwrap" else None
-    if kind == "bwrap":
-        shared_reader().prestart()
-    home = bwrap.WORK if kind == "bwrap" else str(workdir)
+    identity = sandbox_identity(limits.user)
+    user = identity.launcher_arg() if identity else None
+    shared_reader().prestart()
+    home = bwrap.WORK if kind == "bwrap" or identity is not None else str(workdir / basic.PRIVATE)
     cpu_seconds = int(limits.timeout_s * max(1, limits.threads)) + 5
-    archive = workdir / ".outputs.tar"
-    launch = _prepare(job, workdir, limits, kind, user)
-    with candidate_groups(limits.processes, limits.memory_mb) as groups:
+    pipes = _Pipes.make()
+    frames = FrameReader(workdir, job.outputs)
+    try:
+        launch = _prepare(job, workdir, limits, kind, pipes.channel_fd)
+    except BaseException:
+        pipes.close_writers()
+        pipes.abandon()
+        raise
+    with candidate_groups(limits.processes, limits.memory_mb, limits.threads) as groups:
         launcher = launcher_command(
             groups, launch.argv, memory_mb=limits.memory_mb, cpu_seconds=cpu_seconds,
             file_size_mb=limits.file_size_mb, processes=limits.processes, user=user, stage=launch.stage,
+            rootfs=launch.rootfs, seccomp=launch.seccomp,
         )  # fmt: skip
-        if kind == "basic" and network_isolation_available():
+        if kind == "basic" and identity is None and network_isolation_available():
             launcher = ["unshare", "--net", *launcher]
-        pipes = _Pipes.make(outputs=kind == "bwrap")
         started = time.monotonic()
         try:
             process = await asyncio.create_subprocess_exec(
                 *launcher,
-                cwd=workdir,
+                cwd=launch.cwd or workdir,
                 env=environment(home, limits.threads),
-                # bubblewrap: stdin is the outputs' way out (see `bwrap`)
-                stdin=subprocess.DEVNULL if pipes.outputs_fd is None else pipes.outputs_fd,
+                stdin=subprocess.DEVNULL,
                 stdout=pipes.stdout_fd,
                 stderr=pipes.stderr_fd,
-                pass_fds=launch.fds,
+                pass_fds=[*launch.fds, pipes.channel_fd],
                 start_new_session=True,
             )
         except BaseException:
@@ -295,7 +339,7 @@ async def run_sandboxed(job: Job, *, workdir: Path, limits: Limits) -> SandboxRe
             raise
         finally:
             launch.close()
-        await pipes.start(archive, sum(job.outputs.values()) + TAR_SLACK_BYTES)
+        await pipes.start(frames, sum(job.outputs.values()) + FRAME_SLACK_BYTES)
         timed_out = False
         try:
             await asyncio.wait_for(process.wait(), timeout=limits.timeout_s)
@@ -312,14 +356,12 @@ async def run_sandboxed(job: Job, *, workdir: Path, limits: Limits) -> SandboxRe
         groups.kill()  # escapees from the process group would hold the pipes open
         stdout, stderr = await pipes.finish(DRAIN_AFTER_EXIT_S)
         out_of_memory, peak = groups.oom_kills() > 0, groups.peak_mb()
-    left_out: dict[str, str] = {}
-    if kind == "bwrap":
-        left_out = await shared_reader().extract(archive, workdir, job.outputs)
-        archive.unlink(missing_ok=True)
+    frames.close()
+    basic.cleanup(workdir)
     for name, tail in zip(LOGS, (stdout, stderr), strict=True):
         (workdir / name).write_bytes(tail)
-    returncode = _signalled(process.returncode) if kind == "bwrap" else process.returncode
     return SandboxResult(
-        returncode, timed_out, runtime, stdout.decode(errors="replace"), stderr.decode(errors="replace"), kind,
-        out_of_memory, left_out, peak,
+        _signalled(process.returncode), timed_out, runtime, stdout.decode(errors="replace"),
+        stderr.decode(errors="replace"), kind, out_of_memory, frames.left_out, peak,
+        started=frames.ready is not None or timed_out,
     )  # fmt: skip

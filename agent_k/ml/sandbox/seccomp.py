@@ -8,6 +8,7 @@ namespace (where a kernel bug usually starts). Each entry says why; docs/securit
 from __future__ import annotations
 
 import errno
+import os
 import tempfile
 from functools import cache
 
@@ -93,3 +94,13 @@ def filter_bpf() -> bytes:
         rules.export_bpf(compiled)
         compiled.seek(0)
         return compiled.read()
+
+
+def filter_fd() -> int:
+    """A descriptor to read the compiled filter from (a pipe: a few hundred bytes fit its buffer), for bubblewrap's
+    `--seccomp` or the basic sandbox's launcher. The caller passes it on, then closes it."""
+    read, write = os.pipe()
+    os.set_inheritable(read, False)
+    os.write(write, filter_bpf())
+    os.close(write)
+    return read

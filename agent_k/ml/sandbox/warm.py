@@ -4,13 +4,17 @@ templates one after another, so a small candidate costs its model's fit, not an 
 A candidate's fixed cost (interpreter, imports of pandas, scikit-learn and LightGBM, sandbox set-up) is about
 1.5 s: on small data most of a candidate's time. A worker pays it once. It runs in the same namespaces, as the
 same user and under the same seccomp filter as a cold candidate, with the mission's data read-only, its own
-tmpfs and a memory cgroup for all it runs; nothing of the host is writable. Each job's script goes in with the
-request, and its outputs (under their caps) and log tails come back on the reply pipe, written into the job's
-folder by the runner. Only templates AGENT-K rendered from typed recipes run here; a script a model wrote gets a
-sandbox of its own (`run_sandboxed`).
+tmpfs and memory, pids and CPU cgroups for all it runs; nothing of the host is writable.
 
-A job that overruns its time is stopped by killing its worker; a worker that dies, ran out of memory or grew
-past its share is replaced by the next job.
+The worker is our supervisor in `serve` mode (`_supervise.py`), a fork server: each job runs in a child forked
+from the clean, preloaded parent, never in the parent's interpreter, so a job that patches a library, leaves a
+process or a file behind changes nothing the next job sees (its leftovers are killed, the writable folders
+wiped). Each job's script goes in with the request, and its outputs (under their caps) and log tails come back as
+frames on the replies pipe, which only the non-dumpable parent holds. Only templates AGENT-K rendered from typed
+recipes run here; a script a model wrote gets a sandbox of its own (`run_sandboxed`).
+
+A job that overruns its time is stopped by killing its worker; a worker that dies or ran out of memory is
+replaced by the next job.
 """
 
 from __future__ import annotations
@@ -18,32 +22,44 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agent_k.ml.sandbox import bwrap
 from agent_k.ml.sandbox.cgroups import candidate_groups
 from agent_k.ml.sandbox.channel import Channel, ChannelClosed, Exchanges
+from agent_k.ml.sandbox.frames import FrameError, FrameReader
 from agent_k.ml.sandbox.launcher import environment, launcher_command, user_arg
 from agent_k.ml.sandbox.policy import resolve
-from agent_k.ml.sandbox.run import LOGS, Job, Limits, SandboxResult, run_sandboxed
+from agent_k.ml.sandbox.run import FRAME_SLACK_BYTES, LOG_TAIL_BYTES, LOGS, Job, Limits, SandboxResult, run_sandboxed
 
 log = logging.getLogger("agent_k.sandbox")
 
-_SERVER = Path(__file__).with_name("_warm_server.py")
 START_TIMEOUT_S = 60.0
 MAX_JOBS = 200
-RECYCLE_SHARE = 0.6
-"""A worker whose resident memory passed this share of its cap after a job is replaced (Python keeps what it
-allocated, and the next job should have the room a cold candidate would)."""
+"""A worker is replaced after this many jobs (its parent never runs one, but its cgroup counters grow)."""
 CPU_SECONDS = 7 * 24 * 3600
 """The rlimit is for the worker's life; each job's time is enforced here."""
-LOG_TAIL_BYTES = 64 * 1024
+PRELOAD = (
+    "numpy",
+    "pandas",
+    "pyarrow.parquet",
+    "sklearn.base",
+    "sklearn.compose",
+    "sklearn.ensemble",
+    "sklearn.impute",
+    "sklearn.linear_model",
+    "sklearn.model_selection",
+    "sklearn.neighbors",
+    "sklearn.pipeline",
+    "sklearn.preprocessing",
+    "lightgbm",
+)
+"""What a worker's parent imports once, for every job it forks."""
 
 
 @dataclass(frozen=True)
@@ -153,45 +169,62 @@ class WarmPool:
             with contextlib.suppress(FileNotFoundError):
                 (workdir / name).unlink()
         request = {
-            "script": job.script.read_text(),
+            "script": job.script.read_text(encoding="utf-8"),
             "args": ["--data", bwrap.DATA, *job.args],
             "outputs": dict(job.outputs),
         }
+        frames = FrameReader(workdir, {**job.outputs, **dict.fromkeys(LOGS, LOG_TAIL_BYTES)}, ready={})
+        cap = sum(frames.caps.values()) + FRAME_SLACK_BYTES
 
-        def exchange() -> dict[str, Any]:
+        def exchange() -> None:
             worker.send(request)
-            answer = worker.receive()
-            _receive_files(worker, answer, job, workdir)
-            return answer
+            total = 0
+            while frames.end is None:
+                chunk = worker.read_some()
+                if not chunk:
+                    raise ChannelClosed("the worker died")
+                total += len(chunk)
+                if total > cap:
+                    raise FrameError(f"more than the outputs' caps allow ({cap:,} bytes)")
+                frames.feed(chunk)
 
         started = time.monotonic()
-        timed_out, answer = False, None
+        timed_out, broken = False, False
         try:
-            answer = await self._exchanges.run(exchange, worker, limits.timeout_s)
+            await self._exchanges.run(exchange, worker, limits.timeout_s)
         except TimeoutError:
             timed_out = True
         except ChannelClosed:
-            answer = None
+            broken = True
+        except FrameError as exc:  # the exchange already killed the worker
+            frames.fail(str(exc))
+            broken = True
+        frames.close()
         runtime = round(time.monotonic() - started, 3)
         out_of_memory = worker.groups.oom_kills() > 0
         stdout, stderr = (_text(workdir / name) for name in LOGS)
-        if answer is None:  # the worker died with the job (or was stopped for its time)
+        if timed_out or broken or frames.end is None:  # the worker died with the job (or was stopped for its time)
             code = None if timed_out else -signal.SIGKILL
-            return SandboxResult(code, timed_out, runtime, stdout, stderr, "bwrap", out_of_memory), False
+            result = SandboxResult(code, timed_out, runtime, stdout, stderr, "bwrap", out_of_memory, frames.left_out)
+            return result, False
         worker.uses += 1
-        left_out = {str(k): str(v) for k, v in dict(answer.get("left_out") or {}).items()}
-        result = SandboxResult(int(answer["code"]), False, runtime, stdout, stderr, "bwrap", out_of_memory, left_out)
-        fresh = int(answer.get("rss_mb", 0)) < RECYCLE_SHARE * limits.memory_mb and worker.uses < MAX_JOBS
-        return result, fresh and not out_of_memory
+        code = int(frames.end.get("code", 1))
+        code = -(code - 128) if 128 < code < 128 + 65 else code
+        result = SandboxResult(code, False, runtime, stdout, stderr, "bwrap", out_of_memory, frames.left_out)
+        return result, worker.uses < MAX_JOBS and not out_of_memory
 
     async def _start(self, key: WarmKey) -> Channel:
-        """A worker in its own sandbox and cgroups, ready (libraries imported) when this returns."""
+        """A worker in its own sandbox and cgroups, ready (libraries imported) when this returns. Its requests and
+        replies travel on two pipes passed to the supervisor alone: bubblewrap's own stdin and stdout are not
+        the channel."""
         stack = contextlib.ExitStack()
-        groups = stack.enter_context(candidate_groups(key.processes, key.memory_mb))
+        groups = stack.enter_context(candidate_groups(key.processes, key.memory_mb, key.threads))
         user = user_arg(key.user)
+        (requests_in, requests), (replies, replies_out) = os.pipe(), os.pipe()
         launch = bwrap.serve_command(
-            [sys.executable, "-u", _SERVER.name],
-            server=_SERVER,
+            requests=requests_in,
+            replies=replies_out,
+            preload=PRELOAD,
             data=key.data,
             disk_bytes=key.disk_mb * 1024 * 1024,
             staged=user is not None,
@@ -205,41 +238,28 @@ class WarmPool:
                 launcher,
                 cwd=key.data,
                 env=environment(bwrap.WORK, key.threads),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                pass_fds=launch.fds,
+                pass_fds=[*launch.fds, requests_in, replies_out],
                 start_new_session=True,
             )
         except BaseException:
+            for fd in (requests, replies):
+                os.close(fd)
             stack.close()
             raise
         finally:
             launch.close()
-        worker = Channel(process, groups, stack)
+            for fd in (requests_in, replies_out):
+                os.close(fd)
+        worker = Channel(process, groups, stack, os.fdopen(requests, "wb"), os.fdopen(replies, "rb"))
         try:
             await self._exchanges.run(worker.receive, worker, START_TIMEOUT_S)
         except BaseException:
             worker.kill()
             raise
         return worker
-
-
-def _receive_files(worker: Channel, answer: dict[str, Any], job: Job, workdir: Path) -> None:
-    """Write the files that follow an answer into the job's folder, each checked against its cap first (a
-    worker that announces more than it may send is killed by the caller's ChannelClosed)."""
-    files = dict(answer.get("files") or {})
-    caps = {**job.outputs, **dict.fromkeys(LOGS, LOG_TAIL_BYTES)}
-    for name, size in files.items():
-        if name not in caps or not isinstance(size, int) or not 0 <= size <= caps[name]:
-            raise ChannelClosed(f"the worker announced {name!r} of {size!r} bytes")
-    for name, size in files.items():
-        with (workdir / name).open("wb") as out:
-            left = size
-            while left:
-                chunk = worker.read_exactly(min(left, 1 << 20))
-                out.write(chunk)
-                left -= len(chunk)
 
 
 def _text(path: Path) -> str:

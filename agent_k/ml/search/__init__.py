@@ -14,7 +14,16 @@ from agent_k.ml.search.selection import (
     ranked,
     starting_recipe,
 )
-from agent_k.ml.search.space import DEFAULTS, SPACE, Choice, Param, default_recipe, random_recipe
+from agent_k.ml.search.space import (
+    DEFAULTS,
+    SPACE,
+    Choice,
+    InvalidRecipe,
+    Param,
+    check_recipe,
+    default_recipe,
+    random_recipe,
+)
 
 __all__ = [
     "DEFAULTS",
@@ -24,9 +33,11 @@ __all__ = [
     "WIDE_EXPLORE",
     "Choice",
     "FeatureOptions",
+    "InvalidRecipe",
     "Param",
     "Proposal",
     "Scored",
+    "check_recipe",
     "crossover",
     "default_recipe",
     "feature_options",

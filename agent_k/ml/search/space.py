@@ -1,12 +1,23 @@
-"""The search space: each model family's hyperparameters with their ranges, and the defaults it starts from."""
+"""The search space: each model family's hyperparameters with their ranges, and the defaults it starts from.
+
+It is also the closed set a recipe is checked against before it is rendered (`check_recipe`): a model may only
+move the parameters declared here, within their ranges, and name the data's own columns.
+"""
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from agent_k.ml.recipes import ModelFamily, ParamValue, Recipe
+
+MAX_SEED = 2**31 - 1
+
+
+class InvalidRecipe(ValueError):
+    """A recipe outside the search space; the message says what, in one line."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +43,14 @@ class Param:
         value = min(self.high, max(self.low, value))
         return round(value) if self.integer else round(value, 6)
 
+    def check(self, name: str, value: ParamValue) -> None:
+        """`InvalidRecipe` unless `value` is a number of this parameter's kind within its range."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or (self.integer and isinstance(value, float)):
+            kind = "an integer" if self.integer else "a number"
+            raise InvalidRecipe(f"{name} must be {kind}, got {_shown(value)}")
+        if not (math.isfinite(value) and self.low <= value <= self.high):
+            raise InvalidRecipe(f"{name} must be between {self.low:g} and {self.high:g}, got {_shown(value)}")
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -42,6 +61,10 @@ class Choice:
 
     def perturb(self, current: ParamValue, rng: random.Random, scale: float = 0.3) -> ParamValue:
         return rng.choice(self.options)
+
+    def check(self, name: str, value: ParamValue) -> None:
+        if not isinstance(value, str) or value not in self.options:
+            raise InvalidRecipe(f"{name} must be one of {', '.join(self.options)}, got {_shown(value)}")
 
 
 SPACE: dict[ModelFamily, dict[str, Param | Choice]] = {
@@ -141,3 +164,34 @@ def random_recipe(family: ModelFamily, rng: random.Random, base: Recipe) -> Reci
     """A fresh point of the family's space (an "immigrant"), keeping `base`'s column choices."""
     params = {name: spec.sample(rng) for name, spec in SPACE[family].items()}
     return base.model_copy(update={"family": family, "params": params})
+
+
+def check_recipe(recipe: Recipe, columns: Collection[str] | None = None) -> Recipe:
+    """`recipe` itself when it lies inside the search space: parameter names from its family's closed set (and
+    the text settings' set), values of their kind within their ranges, a seed in range and, given the data's
+    `columns`, only those columns named. `InvalidRecipe` with a one-line reason otherwise."""
+    space = SPACE[recipe.family]
+    for name, value in recipe.params.items():
+        if name not in space:
+            known = ", ".join(space) or "none"
+            raise InvalidRecipe(f"{recipe.family.value} has no parameter {_shown(name)} (it has: {known})")
+        space[name].check(name, value)
+    for name, value in recipe.text.items():
+        if name not in TEXT_SPACE:
+            raise InvalidRecipe(f"no text setting {_shown(name)} (there are: {', '.join(TEXT_SPACE)})")
+        TEXT_SPACE[name].check(f"text {name}", value)
+    if recipe.seed is not None and not 0 <= recipe.seed <= MAX_SEED:
+        raise InvalidRecipe(f"seed must be between 0 and {MAX_SEED}, got {recipe.seed}")
+    if columns is not None:
+        named = {*recipe.drop_columns, *recipe.log_columns, *recipe.frequency_columns, *recipe.date_columns}
+        named |= {*recipe.target_columns, *recipe.text_columns, *(c for pair in recipe.ratio_columns for c in pair)}
+        unknown = sorted(named - set(columns))
+        if unknown:
+            raise InvalidRecipe(f"no column {_shown(unknown[0])} in this competition's data")
+    return recipe
+
+
+def _shown(value: object) -> str:
+    """A value as a reason may quote it: its repr, cut short (a hostile name can be very long)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,133 @@
+"""Child-side, for the launcher (`_launch.py`) when it runs as root without bubblewrap: the basic sandbox's own
+namespaces and root filesystem, so that its candidates run as the sandbox user too, and see what a bubblewrap
+candidate sees.
+
+New mount, PID, network, IPC and UTS namespaces; a read-only root (a tmpfs) holding only the system paths and the
+Python environment (read-only binds), a fresh /proc, a read-only /dev of the usual devices with a small /dev/shm,
+the data read-only at /sandbox/data and a size-capped tmpfs owned by the sandbox user at /sandbox/work. The
+calling process forks: the child is pid 1 of the new PID namespace (the supervisor, once the launcher execs it),
+the parent waits outside and exits as the child did. Standard library only; the spec comes as JSON from
+`agent_k.ml.sandbox.basic`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import stat
+from pathlib import Path
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+DEVICES = ("null", "zero", "full", "random", "urandom")
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus")
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+
+
+def _mount(source: str | None, target: str, kind: str | None, flags: int, options: str | None = None) -> None:
+    def encoded(text: str | None) -> bytes | None:
+        return None if text is None else text.encode()
+
+    _check(_libc.mount(encoded(source), target.encode(), encoded(kind), flags, encoded(options)), f"mount {target}")
+
+
+def _read_only(target: str, extra: int = 0) -> None:
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | extra)
+
+
+def _mount_point(path: str, directory: bool) -> None:
+    target = Path(path)
+    (target if directory else target.parent).mkdir(parents=True, exist_ok=True)
+    if not directory:
+        target.touch(0o644)
+
+
+def _bind(fd: int, target: str) -> None:
+    _mount_point(target, stat.S_ISDIR(os.fstat(fd).st_mode))
+    _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+    _read_only(target)
+
+
+def _devices(root: str, shm_bytes: int) -> None:
+    dev = root + "/dev"
+    Path(dev).mkdir()
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for name in DEVICES:
+        _mount_point(f"{dev}/{name}", directory=False)
+        _mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
+    Path(dev, "fd").symlink_to("/proc/self/fd")
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        Path(dev, name).symlink_to(f"/proc/self/fd/{fd}")
+    Path(dev, "shm").mkdir()
+    _mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"mode=1777,size={shm_bytes}")
+    _mount(None, dev, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+
+
+def _mirror(child: int) -> None:
+    """The launcher's original process: hold nothing, wait for the sandbox's pid 1, exit as it did."""
+    os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 1024)
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def enter(spec: dict[str, object], pdeathsig: int) -> None:
+    """Build the sandbox of `spec` and move into it; returns in the new PID namespace's pid 1, chrooted, still
+    root (the launcher then drops to the sandbox user). `spec`: root (an empty mount point), binds (source,
+    destination) read-only, files (source, destination) copied, data, work_bytes, shm_bytes, uid, gid."""
+    binds = [(str(s), str(d)) for s, d in spec["binds"]]  # type: ignore[attr-defined]
+    files = [(str(s), str(d)) for s, d in spec["files"]]  # type: ignore[attr-defined]
+    root = str(spec["root"])
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    # Open every source before anything is covered: the root's mount point may hide some of them.
+    opened = [(os.open(source, os.O_PATH | os.O_CLOEXEC), dest) for source, dest in binds]
+    data = os.open(str(spec["data"]), os.O_PATH | os.O_CLOEXEC)
+    contents = [(_read(source), dest) for source, dest in files]
+    child = os.fork()
+    if child:
+        _mirror(child)
+    _libc.prctl(1, pdeathsig, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the waiting launcher
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    for fd, dest in [*opened, (data, "/sandbox/data")]:
+        _bind(fd, root + dest)
+        os.close(fd)  # no descriptor of the host's tree may survive the chroot
+    Path(root, "proc").mkdir()
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for name in PROC_READ_ONLY:
+        path = f"{root}/proc/{name}"
+        if Path(path).exists():
+            _mount(path, path, None, MS_BIND | MS_REC)
+            _read_only(path, MS_NODEV | MS_NOEXEC)
+    _devices(root, int(spec["shm_bytes"]))  # type: ignore[call-overload]
+    work = root + "/sandbox/work"
+    Path(work).mkdir(parents=True)
+    uid, gid, size = int(spec["uid"]), int(spec["gid"]), int(spec["work_bytes"])  # type: ignore[call-overload]
+    _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,uid={uid},gid={gid},size={size}")
+    for content, dest in contents:
+        Path(root + dest).write_bytes(content)
+        Path(root + dest).chmod(0o644)
+    _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    _libc.sethostname(b"sandbox", 7)
+    os.chroot(root)
+    os.chdir("/sandbox/work")
+
+
+def _read(path: str) -> bytes:
+    return Path(path).read_bytes()

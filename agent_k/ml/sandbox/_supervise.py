@@ -1,0 +1,274 @@
+"""Inside the sandbox: the one process that holds the way out, and the only one a candidate cannot reach.
+
+Run as a script with the standard library only. It makes itself non-dumpable first (`PR_SET_DUMPABLE` 0), so a
+process of the same user can neither open its `/proc/<pid>/mem` nor reopen its descriptors through
+`/proc/<pid>/fd`; in bubblewrap it is also the sandbox's pid 1 (`--as-pid-1`), which ignores every signal sent
+from inside. The outputs channel is a descriptor only it holds: it is closed in every candidate.
+
+- `run`: fork and exec the candidate's command, wait for it, kill whatever it left, then send the named outputs
+  back as frames, and exit with its code (128 + n when signal n killed it).
+- `serve` (a warm worker): import the libraries once, then for each request on the requests descriptor fork a
+  clean child from this preloaded parent, run the script there (`runpy`, as `python solution.py` would), kill
+  what it left, wipe the writable folders and send its outputs and log tails back. A job changes nothing the
+  next one sees: it never runs in this interpreter, and nothing it wrote outlives it.
+
+Frames: one JSON header line each (at most MAX_HEADER bytes), `{"ready": true}` first, then `{"file": NAME,
+"size": N}` followed by N bytes, or `{"left_out": NAME, "why": REASON}`, and `{"end": true, "code": C}` last
+(parsed by `agent_k.ml.sandbox.frames`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import importlib
+import json
+import os
+import shutil
+import signal
+import stat
+import sys
+import time
+from pathlib import Path
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+WORK = "/sandbox/work"
+WIPED = (WORK, "/dev/shm")
+"""Everything writable inside a warm worker's sandbox: emptied after every job."""
+JOB = WORK + "/job"
+LOGS = ("stdout.log", "stderr.log")
+LOG_TAIL_BYTES = 64 * 1024
+MAX_HEADER = 4096
+KILL_WAIT_S = 5.0
+
+
+def _protect() -> None:
+    """No other process of this user may read or write this one's memory or descriptors; orphans of the
+    candidate become this process's children, so it can find and kill them."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as pid 1, a signal without a handler is ignored
+
+
+class Frames:
+    def __init__(self, fd: int) -> None:
+        os.set_inheritable(fd, False)
+        self.out = os.fdopen(fd, "wb")
+
+    def header(self, **fields: object) -> None:
+        self.out.write(json.dumps(fields).encode() + b"\n")
+
+    def send(self, name: str, cap: int, *, tail: bool = False) -> None:
+        """The file `name` of the working folder: a regular file (never a link, FIFO or device) under its cap,
+        or its last `cap` bytes when `tail`; else why it is left out (nothing, when it was not written)."""
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return
+        except OSError:
+            self.header(left_out=name, why=f"{name} is {_kind(name)}")
+            return
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                self.header(left_out=name, why=f"{name} is {_kind(name)}")
+                return
+            if info.st_size > cap and not tail:
+                self.header(left_out=name, why=f"{name} is {info.st_size:,} bytes, over its {cap:,}-byte cap")
+                return
+            size = min(info.st_size, cap)
+            handle.seek(info.st_size - size)
+            self.header(file=name, size=size)
+            left = size
+            while left:
+                chunk = handle.read(min(left, 1 << 20)) or b"\0" * min(left, 1 << 20)  # shrunk: keep the frame
+                self.out.write(chunk[:left])
+                left -= len(chunk[:left])
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def _kind(name: str) -> str:
+    try:
+        mode = os.lstat(name).st_mode
+    except OSError:
+        return "gone"
+    kinds = (
+        (stat.S_ISLNK, "a link"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next(
+        (kind for test, kind in kinds if test(mode)),
+        "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file",
+    )
+
+
+def _exit_code(status: int) -> int:
+    return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _children() -> list[int]:
+    found: list[int] = []
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(pid) for pid in (task / "children").read_text().split()]
+    return found
+
+
+def _kill_leftovers(whole_namespace: bool) -> None:
+    """SIGKILL everything the candidate left and reap it. In bubblewrap's PID namespace that is every other
+    process (`kill(-1)`); elsewhere it is this process's descendants, which as a subreaper it inherits."""
+    deadline = time.monotonic() + KILL_WAIT_S
+    while time.monotonic() < deadline:
+        for pid in [-1] if whole_namespace else _children():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
+
+
+def run(channel: int, outputs: dict[str, int], command: list[str], whole_namespace: bool) -> int:
+    _protect()
+    frames = Frames(channel)
+    frames.header(ready=True)
+    frames.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            os.execv(command[0], command)
+        finally:
+            os._exit(127)
+    _, status = os.waitpid(pid, 0)
+    code = _exit_code(status)
+    _kill_leftovers(whole_namespace)
+    for name, cap in outputs.items():
+        frames.send(name, cap)
+    frames.header(end=True, code=code)
+    frames.flush()
+    return code
+
+
+def _resident_mb() -> int:
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _wipe() -> None:
+    for folder in WIPED:
+        with contextlib.suppress(OSError):
+            for path in Path(folder).iterdir():
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+
+
+def _job(args: list[str], closed: tuple[int, ...]) -> None:
+    """In the forked child: become `python solution.py ARGS` in the job folder; never returns."""
+    import runpy
+    import traceback
+
+    code = 0
+    try:
+        for fd in closed:
+            os.close(fd)
+        os.chdir(JOB)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        for fd, name in ((1, "stdout.log"), (2, "stderr.log")):
+            log = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(log, fd)
+            os.close(log)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.argv = ["solution.py", *args]
+        try:
+            runpy.run_path("solution.py", run_name="__main__")
+        except SystemExit as exc:
+            if isinstance(exc.code, int):
+                code = exc.code
+            elif exc.code is not None:
+                print(exc.code, file=sys.stderr)
+                code = 1
+        except BaseException:  # the script's failure, reported as a process's would be
+            traceback.print_exc()
+            code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def serve(requests_fd: int, replies_fd: int, imports: list[str]) -> None:
+    for name in imports:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    _protect()
+    os.set_inheritable(requests_fd, False)
+    requests = os.fdopen(requests_fd, "rb")
+    frames = Frames(replies_fd)
+    frames.header(ready=True, rss_mb=_resident_mb())
+    frames.flush()
+    for line in requests:
+        request = json.loads(line)
+        _wipe()
+        Path(JOB).mkdir()
+        Path(JOB, "solution.py").write_text(request["script"], encoding="utf-8")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _job(list(request["args"]), (requests_fd, replies_fd))
+        _, status = os.waitpid(pid, 0)
+        code = _exit_code(status)
+        _kill_leftovers(whole_namespace=True)
+        os.chdir(JOB)
+        for name, cap in dict(request["outputs"]).items():
+            frames.send(name, int(cap))
+        for name in LOGS:
+            frames.send(name, LOG_TAIL_BYTES, tail=True)
+        os.chdir("/")
+        _wipe()
+        frames.header(end=True, code=code, rss_mb=_resident_mb())
+        frames.flush()
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="supervise")
+    modes = parser.add_subparsers(dest="mode", required=True)
+    once = modes.add_parser("run")
+    once.add_argument("--channel", type=int, required=True, help="the descriptor the frames go out on")
+    once.add_argument("--outputs", default="{}", help="JSON: the files to send back, each with its size cap")
+    once.add_argument("--whole-namespace", action="store_true", help="every other process here is the candidate's")
+    once.add_argument("command", nargs=argparse.REMAINDER)
+    warm = modes.add_parser("serve")
+    warm.add_argument("--requests", type=int, required=True)
+    warm.add_argument("--replies", type=int, required=True)
+    warm.add_argument("--preload", default="", help="modules to import once, comma-separated")
+    args = parser.parse_args(argv)
+    if args.mode == "run":
+        command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        sys.exit(run(args.channel, json.loads(args.outputs), command, args.whole_namespace))
+    serve(args.requests, args.replies, [m for m in args.preload.split(",") if m])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,241 @@
+"""Untrusted text never becomes code, no state crosses from one candidate to the next, nothing runs as root.
+
+Each test is an attack that went through before (a column name that ran its code in every candidate of a plain
+workflow mission; a model's recipe whose parameter name rewrote the out-of-fold file and stayed in the warm
+worker for the candidates after it; a job that changed what the next job imported; the basic sandbox running a
+root runner's candidates as root), run through the real path: a mission, the warm pool, the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+import textwrap
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from agent_k.competition import Competition, Criteria, CVScheme
+from agent_k.config import Settings
+from agent_k.mission.launch import MissionSpec
+from agent_k.mission.phases import Mode
+from agent_k.mission.runner import MissionRunner
+from agent_k.ml.evaluate import CompetitionData
+from agent_k.ml.executors import evaluate_solution
+from agent_k.ml.recipes import ModelFamily, Script
+from agent_k.ml.sandbox import Job, Limits, bwrap_problem
+from agent_k.ml.sandbox.identity import sandbox_identity
+from agent_k.ml.sandbox.warm import WarmPool
+from agent_k.ml.search import DEFAULTS
+from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.user_files import UserTables
+from agent_k.store.repository import Store
+from tests.conftest import need_tool
+
+MARKER = f"AGENT-K-INJECTED-{uuid.uuid4().hex[:8]}"
+HOSTILE_COLUMN = f'user_k"""\n__import__("builtins").print("{MARKER}")\n"""'
+POISON = textwrap.dedent("""
+    import sys, pandas
+    def _cheat(frame, path=None, *args, **kwargs):
+        if "fold" in getattr(frame, "columns", ()):  # the out-of-fold file: put the true labels in
+            data = sys.argv[sys.argv.index("--data") + 1]
+            truth = pandas.read_csv(data + "/train.csv").set_index("id")["species"]
+            labels = truth.loc[frame["id"]].to_numpy()
+            for column in frame.columns[2:]:
+                frame[column] = (labels == column).astype(float)
+        return _cheat.original(frame, path, *args, **kwargs)
+    _cheat.original = pandas.DataFrame.to_csv
+    pandas.DataFrame.to_csv = _cheat
+""")
+HOSTILE_PARAM = f"max_bin=(exec({POISON!r}) or 255), min_split_gain"
+
+
+def _settings(home: Path, tmp_path: Path, **options: object) -> Settings:
+    url = f"sqlite:///{tmp_path / 'hostile.db'}"
+    return Settings(home=home, database_url=url, workers=2, **options)  # type: ignore[arg-type]
+
+
+def test_a_column_name_carrying_code_stays_a_name(home: Path, tmp_path: Path) -> None:
+    """An entity column named to close the generated docstring and call print: in a plain workflow mission, no
+    model involved, no candidate prints the marker (before: every candidate of the mission did)."""
+    rng = np.random.default_rng(0)
+    users = np.repeat(np.arange(60), 6)
+    frame = pd.DataFrame({HOSTILE_COLUMN: users, "dose": rng.normal(size=len(users))})
+    frame["label"] = np.where(rng.normal(size=60)[users] + frame["dose"] > 0, "yes", "no")
+    platform = LocalPlatform(home / "competitions")
+    platform.add("entities", UserTables(train=frame, targets=["label"]), metric="accuracy")
+    settings = _settings(home, tmp_path)
+    store = Store.open(settings.database_url)
+    runner = MissionRunner(settings, store, platform)
+    runner.create(MissionSpec(mission_id="columns", criteria=Criteria(competition="entities"), time_budget=30))
+    try:
+        result = asyncio.run(runner.run("columns"))
+        assert result.success, result.detail
+        logs = [p for p in (home / "missions" / "columns").rglob("*.log")]
+        assert logs, "candidates ran and left their logs"
+        assert [p for p in logs if MARKER in p.read_text(errors="replace")] == []
+        solution = ast.parse((home / "missions" / "columns" / "solution.py").read_text())
+        assert "__import__" not in {getattr(node, "id", None) for node in ast.walk(solution)}
+    finally:
+        store.close()
+
+
+def _recipe_injector(seen: list[str]) -> FunctionModel:
+    """A model whose Evolver proposes a LightGBM recipe with one more parameter, whose name is code that makes
+    the out-of-fold file hold the true labels; it records the reasons it is told."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        output = info.output_tools[0].name
+        seen.extend(  # what the mission answered its proposals
+            str(part.content)
+            for message in messages[-1:]
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name == output
+        )
+        if "candidates_so_far" not in {tool.name for tool in info.function_tools}:
+            plan = {"findings": [], "model_families": ["lightgbm", "linear"], "drop_columns": []}
+            return ModelResponse(parts=[ToolCallPart(output, plan)])
+        returned = [
+            part.content
+            for message in messages
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, ToolReturnPart) and part.tool_name == "candidates_so_far"
+        ]
+        if not returned:
+            return ModelResponse(parts=[ToolCallPart("candidates_so_far", {"limit": 1})])
+        parent = returned[-1]["candidates"][0]["key"]  # type: ignore[index]
+        recipe = {"family": "lightgbm", "params": {**DEFAULTS[ModelFamily.lightgbm], HOSTILE_PARAM: 1}}
+        proposal = {"kind": "recipe", "parent": parent, "recipe": recipe, "rationale": "more bins"}
+        return ModelResponse(parts=[ToolCallPart(output, {"proposals": [proposal]})])
+
+    return FunctionModel(respond)
+
+
+def test_a_recipe_carrying_code_is_refused_and_poisons_nothing(home: Path, tmp_path: Path) -> None:
+    """The Evolver's recipe is checked against the search space before anything is rendered: the model is told,
+    in one line, that LightGBM has no such parameter; no candidate holds it, and no score is the forged 1.0
+    (before: it scored 1.0, and so did 7 later candidates of the warm worker it had patched)."""
+    need_tool(bwrap_problem())
+    seen: list[str] = []
+    settings = _settings(home, tmp_path)
+    store = Store.open(settings.database_url)
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), model=_recipe_injector(seen))
+    spec = MissionSpec(
+        mission_id="recipes", criteria=Criteria(competition="penguins"), mode=Mode.auto, time_budget=30,
+        model="function", stop_early=True,
+    )  # fmt: skip
+    runner.create(spec)
+    try:
+        result = asyncio.run(runner.run("recipes"))
+        assert result.success, result.detail
+        assert any("lightgbm has no parameter" in reason for reason in seen), seen
+        assert all(len(reason.splitlines()) <= 3 for reason in seen)
+        rows = store.candidates("recipes")
+        assert [row.key for row in rows if "exec(" in row.recipe] == []
+        scores = [row.cv_mean for row in rows if row.cv_mean is not None]
+        assert scores and max(scores) < 0.999, "a candidate scored as if it knew the labels"
+    finally:
+        store.close()
+
+
+def test_a_warm_job_changes_nothing_the_next_one_sees(home: Path, tmp_path: Path) -> None:
+    """One job patches pandas, leaves a process, files in its working folder and in /dev/shm, and sets the
+    process's state; the next job of the same worker finds none of it (before: jobs shared one interpreter)."""
+    need_tool(bwrap_problem())
+    data = home / "competitions" / "penguins" / "public"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+    (first / "solution.py").write_text(
+        "import os, subprocess, sys, pandas\n"
+        "pandas.DataFrame.to_csv = lambda *a, **k: None\n"
+        "sys.modules['json'] = None\n"
+        "open('/sandbox/work/left-behind', 'w').write('x')\n"
+        "open('/dev/shm/left-behind', 'w').write('x')\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+        "open('done.txt', 'w').write('patched')\n"
+    )
+    (second / "solution.py").write_text(
+        "import json, os, pandas\n"
+        "seen = {\n"
+        "    'to_csv': pandas.DataFrame.to_csv.__qualname__,\n"
+        "    'files': sorted(os.listdir('/sandbox/work')) + sorted(os.listdir('/dev/shm')),\n"
+        "    'processes': sorted(p for p in os.listdir('/proc') if p.isdigit()),\n"
+        "}\n"
+        "open('seen.json', 'w').write(json.dumps(seen))\n"
+    )
+    pool = WarmPool(1)
+
+    async def both() -> None:
+        for folder, output in ((first, "done.txt"), (second, "seen.json")):
+            job = Job(script=folder / "solution.py", data=data, outputs={output: 4096})
+            result = await pool.run(job, workdir=folder, limits=Limits(timeout_s=60))
+            assert result.ok, result.stderr_tail
+
+    try:
+        asyncio.run(both())
+    finally:
+        pool.close()
+    assert pool.started == 1, "both jobs ran in one worker"
+    seen = json.loads((second / "seen.json").read_text())
+    assert seen["to_csv"] == "NDFrame.to_csv", "pandas as it ships, not the first job's patch"
+    assert seen["files"] == ["job"], "only the job's own folder is there"
+    assert len(seen["processes"]) == 2, "the worker's parent and this job: nothing left behind"
+
+
+def test_the_basic_sandbox_of_a_root_runner_runs_candidates_as_the_sandbox_user(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_kaggle_credentials: Path
+) -> None:
+    """Without bubblewrap, a root runner's candidate (here a model's script, explicitly allowed) runs as the
+    sandbox user in a root of its own: it reads no hidden label, no secret, no credentials file (before: it ran
+    as root and read the hidden solution and every secret-bearing variable)."""
+    if os.geteuid() != 0:
+        pytest.skip("a root runner's basic sandbox (CI runs as root)")
+    monkeypatch.setenv("KAGGLE_KEY", secret := f"secret-{uuid.uuid4().hex}")
+    credentials = no_kaggle_credentials / "kaggle.json"
+    credentials.write_text(json.dumps({"username": "someone", "key": secret}))
+    public = home / "competitions" / "penguins" / "public"
+    hidden = public.parent / "private" / "solution.csv"
+    data = CompetitionData.load(Competition.model_validate_json((public / "competition.json").read_text()), public)
+    probe = textwrap.dedent(f"""
+        import argparse, glob, json, os, sys
+        import pandas as pd
+        parser = argparse.ArgumentParser(); parser.add_argument("--data"); parser.add_argument("--out")
+        args = parser.parse_args()
+        readable = []
+        for path in [{str(hidden)!r}, {str(credentials)!r}, *glob.glob("/proc/*/environ")]:
+            try:
+                readable.append(path + ":" + (str(os.listdir(path)) if os.path.isdir(path) else open(path).read()))
+            except OSError:
+                pass
+        print("REPORT " + json.dumps({{"uid": os.getuid(), "readable": readable}}), flush=True)
+        test = pd.read_csv(os.path.join(args.data, "test.csv"))
+        pd.DataFrame({{"id": test["id"], "species": "Adelie"}}).to_csv(args.out, index=False)
+    """)
+    limits = Limits(timeout_s=60, sandbox="basic", allow_unsandboxed_code=True)
+    evaluation = asyncio.run(
+        evaluate_solution(Script(source=probe, note="probe"), data, CVScheme(kind="stratified_kfold", n_folds=3),
+                          tmp_path / "c", limits, folds=1)
+    )  # fmt: skip
+    assert evaluation.status == "succeeded", evaluation.error
+    line = next(x for x in (tmp_path / "c" / "fold0" / "stdout.log").read_text().splitlines() if x.startswith("REPORT"))
+    found = json.loads(line.removeprefix("REPORT "))
+    identity = sandbox_identity()
+    assert identity is not None and found["uid"] == identity.uid != 0
+    assert not [entry for entry in found["readable"] if entry.startswith(str(hidden)) or secret in entry]
