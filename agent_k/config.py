@@ -10,8 +10,12 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+HOME_MODE = 0o700
+FILE_UMASK = 0o027
+"""What the entry points (CLI, API, worker) create files with: 0640 files, 0750 folders, nothing for others."""
+MIN_TIME_BUDGET_S = 1.0
 MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
-"""The longest mission anyone may ask for, wherever they ask (CLI, API, AGENT_K_TIME_BUDGET)."""
+"""The shortest and the longest mission anyone may ask for, wherever they ask (CLI, API, AGENT_K_TIME_BUDGET)."""
 
 
 BudgetClockKind = Literal["running", "wall"]
@@ -24,7 +28,7 @@ class Settings(BaseSettings):
 
     home: Path = Field(default_factory=lambda: Path.home() / ".agent-k")
     database_url: str | None = None
-    time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S)
+    time_budget: float = Field(default=120.0, ge=MIN_TIME_BUDGET_S, le=MAX_TIME_BUDGET_S, allow_inf_nan=False)
     workers: int = Field(default=0, ge=0, description="parallel candidate evaluations; 0 means one per core")
     executor: str | None = Field(default=None, description="'local' or tcp://HOST:PORT of a Dask scheduler")
     candidate_memory_mb: int | None = Field(
@@ -102,6 +106,16 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{self.home / 'agent_k.db'}"
+
+    def private_home(self) -> Path:
+        """The home, made readable by its owner alone (0700; tightened if an older one is wider): it holds the
+        hidden labels, the store and every mission's files, and a root runner's sandbox account must not reach
+        them outside the sandbox either."""
+        self.home.mkdir(mode=HOME_MODE, parents=True, exist_ok=True)
+        info = self.home.stat()
+        if info.st_uid == os.geteuid() and info.st_mode & 0o777 != HOME_MODE:
+            self.home.chmod(HOME_MODE)
+        return self.home
 
     @property
     def competitions_dir(self) -> Path:

@@ -182,3 +182,79 @@ def test_the_error_body_of_a_422_is_always_json(api: tuple[str, Store]) -> None:
     response = httpx.post(f"{base}/missions", content=b'{"competition": "penguins", "time_budget": NaN}', headers=JSON)
     assert response.status_code == 422
     json.loads(response.text)
+
+
+@pytest.mark.parametrize("budget", ["true", '"60"', "1e-300", "0.5", "604801"])
+def test_a_time_budget_is_a_number_between_its_bounds(api: tuple[str, Store], budget: str) -> None:
+    base, store = api
+    body = f'{{"competition": "penguins", "time_budget": {budget}}}'
+    response = httpx.post(f"{base}/missions", content=body, headers=JSON)
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"][0]["loc"] == ["body", "time_budget"]
+    _nothing_written(store)
+
+
+def test_a_chunked_body_over_the_cap_is_a_413(api: tuple[str, Store]) -> None:
+    """A body with no length is counted as it arrives: past 64 KB it is refused with 413, as a declared one is."""
+    base, store = api
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"competition": "penguins", "keep_columns": ['
+        for _ in range(2000):
+            yield b'"' + b"x" * 100 + b'",'
+        yield b'"x"]}'
+
+    response = httpx.post(f"{base}/missions", content=chunks(), headers=JSON)
+    assert response.status_code == 413, response.text
+    assert response.json() == {"detail": "request body over 65536 bytes"}
+    _nothing_written(store)
+
+
+@pytest.mark.parametrize(
+    "path", ["/ui/missions/a%00b", "/ui/missions/a%0A", "/ui/competitions/a%00b", "/competitions/a%00b"]
+)
+def test_every_page_and_route_checks_its_ids(api: tuple[str, Store], path: str) -> None:
+    base, store = api
+    response = httpx.get(f"{base}{path}")
+    assert response.status_code == 422, (path, response.status_code, response.text[:300])
+    _nothing_written(store)
+
+
+def test_sign_in_keeps_only_a_path_of_this_server(api: tuple[str, Store]) -> None:
+    base, _ = api
+    for away in ("/%5Cevil.example", "/%09/evil.example", "//evil.example", "https://evil.example", "/%0A"):
+        page = httpx.get(f"{base}/ui/login?next={away}").text
+        assert 'name="next" type="hidden" value="/"' in page, away
+    assert 'value="/ui/missions/m-1"' in httpx.get(f"{base}/ui/login?next=/ui/missions/m-1").text
+
+
+def test_files_that_would_become_code_tables_or_links_out_are_one_line_exit_2(home: Path, tmp_path: Path) -> None:
+    """JSON nested past what a table can be, and a `--data` folder with a link to a file outside it."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" + '{"a": ' * 100_000 + "1" + "}" * 100_000 + "]")
+    outside = tmp_path / "secret.csv"
+    outside.write_text("id,y\n1,1\n")
+    folder = tmp_path / "download"
+    folder.mkdir()
+    _table(folder / "train.csv", ["id", "x", "y"], [[i, i * 2, i % 2] for i in range(40)])
+    _table(folder / "sample_submission.csv", ["id", "y"], [[i, 0] for i in range(40, 50)])
+    (folder / "test.csv").symlink_to(outside)
+    for args, why in (
+        (("competitions", "add", "deep", "--train", str(deep), "--target", "a", "--metric", "rmse"), "nested"),
+        (("competitions", "add", "linked", "--data", str(folder), "--target", "y", "--metric", "auc"), "links outside"),
+    ):
+        result = run_cli(*args)
+        assert result.returncode == 2 and why in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (home / "competitions" / "deep").exists() and not (home / "competitions" / "linked").exists()
+
+
+def test_the_home_is_private_and_its_files_are_not_for_others(tmp_path: Path) -> None:
+    home = tmp_path / "fresh-home"
+    result = run_cli("missions", "list", env={"AGENT_K_HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    assert home.stat().st_mode & 0o777 == 0o700
+    assert (home / "agent_k.db").stat().st_mode & 0o077 in (0, 0o040), "0600 or 0640"
+    home.chmod(0o755)  # a home an older version left open is closed again
+    assert run_cli("missions", "list", env={"AGENT_K_HOME": str(home)}).returncode == 0
+    assert home.stat().st_mode & 0o777 == 0o700

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -206,6 +207,16 @@ def test_with_a_token_pages_and_streams_need_the_session(browser: Any, env: dict
             forged = page.evaluate(f"fetch('/missions/{done}/cancel', {request}).then((r) => r.status)")
             assert forged == 403, "a state change with the cookie but no CSRF header is refused"
             assert [e for e in watched.errors if "403" not in e] == [] and watched.hosts == {"127.0.0.1"}
+            for away in ("/\\evil.example", "/\t/evil.example", "//evil.example", "/%0a/evil.example"):
+                # The page keeps only a path of this server; were one to slip past it, the script refuses it too.
+                page.goto(f"{api.base}/ui/login?next={quote(away, safe='/%')}")
+                assert page.eval_on_selector("input[name=next]", "e => e.value") == "/", away
+                page.eval_on_selector("input[name=next]", "(e, v) => { e.value = v; }", away)
+                page.fill("input[name=token]", TOKEN)
+                page.click("button[type=submit]")
+                watched.wait("!location.pathname.startsWith('/ui/login')")
+                assert page.url.startswith(api.base), (away, page.url)
+            assert watched.hosts == {"127.0.0.1"}, "the browser never left for another origin"
         finally:
             watched.close()
 

@@ -26,6 +26,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.private_home()
         store = Store.open(settings.resolved_database_url)
         app.state.settings, app.state.store = settings, store
         app.state.platform = LocalPlatform(settings.competitions_dir)

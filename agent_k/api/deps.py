@@ -1,16 +1,18 @@
-"""Request dependencies: the store, the event feeds, the platform, and the optional bearer token."""
+"""Request dependencies: the store, the event feeds, the platform, the optional bearer token, and the ids a path
+may carry (checked on every route before anything reaches the store: a NUL or a newline is a 422)."""
 
 from __future__ import annotations
 
 import secrets
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request, status
+from fastapi import Depends, HTTPException, Path, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agent_k.api.feeds import EventFeeds
 from agent_k.api.session import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE, csrf_value, matches, session_value
 from agent_k.config import Settings
+from agent_k.mission.launch import COMPETITION_ID, MISSION_ID
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
@@ -64,3 +66,5 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[Store, Depends(get_store)]
 PlatformDep = Annotated[LocalPlatform, Depends(get_platform)]
 FeedsDep = Annotated[EventFeeds, Depends(get_feeds)]
+MissionId = Annotated[str, Path(pattern=f"^{MISSION_ID}$", description="a mission id")]
+CompetitionId = Annotated[str, Path(pattern=f"^{COMPETITION_ID}$", description="a competition id")]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 
-from agent_k.config import MAX_TIME_BUDGET_S
+from agent_k.config import MAX_TIME_BUDGET_S, MIN_TIME_BUDGET_S
 from agent_k.mission.launch import COMPETITION_ID
 from agent_k.mission.phases import Mode
 from agent_k.platforms import PlatformName
@@ -57,7 +57,9 @@ class MissionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     competition: str = Field(pattern=f"^{COMPETITION_ID}$", max_length=100)
-    time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S, allow_inf_nan=False, description="seconds")
+    time_budget: StrictFloat = Field(
+        default=120.0, ge=MIN_TIME_BUDGET_S, le=MAX_TIME_BUDGET_S, allow_inf_nan=False, description="seconds"
+    )
     mode: Mode = Mode.auto
     model: str | None = Field(
         default=None, max_length=200, description="pydantic-ai model string for agent mode [default: AGENT_K_MODEL]"

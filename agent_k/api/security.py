@@ -56,25 +56,28 @@ class RequestGuard:
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
             await _too_large(scope, receive, send)
             return
-        received = 0
+        received, refused = 0, False
 
         async def capped_receive() -> Message:
-            nonlocal received
+            """A body without a length (chunked) is counted as it comes: past the cap, the 413 goes out at once
+            and the app is told the client left, so whatever it answers then is dropped."""
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > MAX_BODY_BYTES:
-                    raise _BodyTooLarge
+                    refused = True
+                    await _too_large(scope, receive, send)
+                    return {"type": "http.disconnect"}
             return message
 
-        try:
-            await self.app(scope, capped_receive, send)
-        except _BodyTooLarge:
-            await _too_large(scope, receive, send)
+        async def unless_refused(message: Message) -> None:
+            if not refused:
+                await send(message)
 
-
-class _BodyTooLarge(Exception):
-    pass
+        await self.app(scope, capped_receive, unless_refused)
 
 
 async def _too_large(scope: Scope, receive: Receive, send: Send) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -34,6 +35,9 @@ def main() -> None:
     exit code 2, like every input error of ours; `--help` and a bare group still print their help."""
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
+    from agent_k.config import FILE_UMASK
+
+    os.umask(FILE_UMASK)
     try:
         code = app(standalone_mode=False)
     except typer.Abort:

@@ -35,10 +35,15 @@ def load_settings() -> Settings:
     from agent_k.config import Settings
 
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as exc:
         first = exc.errors()[0]
         fail_input(f"invalid setting AGENT_K_{'_'.join(map(str, first['loc'])).upper()}: {first['msg']}")
+    try:
+        settings.private_home()
+    except OSError as exc:
+        fail_input(f"cannot prepare AGENT_K_HOME ({settings.home}): {exc.strerror or exc}")
+    return settings
 
 
 def start_tracing(settings: Settings) -> None:

@@ -101,7 +101,7 @@ def run(
     competition: Annotated[str | None, typer.Option("--competition", "-c", help="competition id")] = None,
     time_budget: Annotated[
         float | None,
-        typer.Option(min=1.0, help="seconds for the whole mission, at most 7 days [default: 120]"),
+        typer.Option(help="seconds for the whole mission, at least 1, at most 7 days [default: 120]"),
     ] = None,
     mode: Annotated[
         Mode,

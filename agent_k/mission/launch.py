@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_k.competition import Criteria, MetricName, TaskType
-from agent_k.config import MAX_TIME_BUDGET_S, Settings
+from agent_k.config import MAX_TIME_BUDGET_S, MIN_TIME_BUDGET_S, Settings
 from agent_k.mission.phases import Mode
 from agent_k.mission.state import BudgetLedger, MissionState
 from agent_k.platforms import PlatformName
@@ -70,7 +70,7 @@ class MissionSpec(BaseModel):
     mission_id: str = Field(pattern=f"^{MISSION_ID}$")  # pydantic's Rust regex: `$` is the very end
     criteria: Criteria
     mode: Mode = Mode.workflow
-    time_budget: float = Field(default=120.0, gt=0, le=MAX_TIME_BUDGET_S)
+    time_budget: float = Field(default=120.0, ge=MIN_TIME_BUDGET_S, le=MAX_TIME_BUDGET_S)
     keep_columns: tuple[str, ...] = ()
     platform: PlatformName = "local"
     require_approval: bool = False
@@ -121,8 +121,10 @@ async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpe
     if request.competition is not None and not re.fullmatch(COMPETITION_ID, request.competition):
         raise LaunchError(f"invalid competition id {request.competition!r}: use lowercase letters, digits and '-'")
     time_budget = request.time_budget or settings.time_budget
-    if not 0 < time_budget <= MAX_TIME_BUDGET_S:  # NaN fails both comparisons
-        raise LaunchError(f"the time budget must be more than 0 and at most {MAX_TIME_BUDGET_S:.0f} s (7 days)")
+    if not MIN_TIME_BUDGET_S <= time_budget <= MAX_TIME_BUDGET_S:  # NaN fails both comparisons
+        raise LaunchError(
+            f"the time budget must be at least {MIN_TIME_BUDGET_S:g} s and at most {MAX_TIME_BUDGET_S:.0f} s (7 days)"
+        )
     model = resolve_model(request.mode, request.model or settings.model)
     check_sandbox(settings)
     await check_competition(request.platform, request.competition, settings)

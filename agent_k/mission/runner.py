@@ -95,6 +95,7 @@ class MissionRunner:
         contract: PhaseContract = MISSION_CONTRACT,
     ) -> None:
         self.settings = settings
+        settings.private_home()
         self.store = store
         self.platform = platform
         """A ready platform (tests); otherwise built per mission from its `platform` column."""

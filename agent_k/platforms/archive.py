@@ -7,6 +7,7 @@ import re
 import shutil
 import stat
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from agent_k.platforms.base import PlatformError
@@ -40,6 +41,11 @@ def safe_extract(archive: Path, dest: Path, *, max_bytes: int) -> list[Path]:
                 raise
     except zipfile.BadZipFile as exc:
         raise UnsafeArchive(f"{archive.name} is not a valid zip archive: {exc}") from exc
+    except (OSError, EOFError, zlib.error, NotImplementedError, RuntimeError, ValueError) as exc:
+        # Corrupt data, a compression method or an encryption zipfile does not read, entries that clash on disk
+        # (a file and a folder of one name), a name the filesystem refuses: malformed, whatever the cause.
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise UnsafeArchive(f"{archive.name} cannot be extracted: {reason}") from exc
     shutil.rmtree(dest, ignore_errors=True)
     staging.rename(dest)
     return [dest / path.relative_to(staging) for path in paths]

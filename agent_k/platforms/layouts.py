@@ -11,6 +11,7 @@ rows are images, audio or other files.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -84,26 +85,48 @@ def _media(raw: Path) -> tuple[str, int, str] | None:
     return (kind, total, suffix) if total >= MEDIA_FILES else None
 
 
+MAX_JSON_LEVELS = 8
+"""Nested JSON fields are flattened this deep (`a.b.c`); deeper values stay as they are."""
+
+
 def read_records(path: Path) -> pd.DataFrame:
     """A table from CSV, TSV, Parquet, or JSON records (an array, or one object per line), nested fields flattened
-    (`a.b`) and lists joined into text."""
+    (`a.b`, at most MAX_JSON_LEVELS deep) and lists joined into text. JSON nested deeper than a table can be is a
+    ValueError, never a RecursionError."""
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return pd.read_parquet(path)
     if suffix in (".csv", ".tsv"):
         return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
-    text = path.read_text()
+    try:
+        return _json_records(path.read_text())
+    except RecursionError:
+        raise ValueError("its JSON is nested too deeply to be a table") from None
+
+
+def _json_records(text: str) -> pd.DataFrame:
     try:
         records = json.loads(text)
     except json.JSONDecodeError:
         records = [json.loads(line) for line in text.splitlines() if line.strip()]
     if isinstance(records, dict):
         records = next((v for v in records.values() if isinstance(v, list)), [records])
-    frame = pd.json_normalize(records)
+    frame = pd.json_normalize(records, max_level=MAX_JSON_LEVELS)
     for column in frame.columns:
         if frame[column].map(lambda v: isinstance(v, list)).any():
             frame[column] = frame[column].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
     return frame
+
+
+def _refuse_links_out(raw: Path, slug: str) -> None:
+    """A link (to a file or a folder) that leaves the folder is refused: whatever it points at would otherwise
+    be copied into the new competition, where every candidate reads it."""
+    root = raw.resolve()
+    for folder, dirs, files in os.walk(raw):
+        for name in (*dirs, *files):
+            path = Path(folder, name)
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                raise LayoutError(f"'{slug}': {path.relative_to(raw)} links outside the folder")
 
 
 def _tables(raw: Path) -> dict[str, list[Path]]:
@@ -137,6 +160,7 @@ def _match_column(frame: pd.DataFrame, name: str) -> str | None:
 def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None) -> Arranged:
     """The canonical tables of the competition whose files are under `raw`; `LayoutError` when it cannot be.
     `targets`: the target columns, when the caller knows them (else they are read off the sample submission)."""
+    _refuse_links_out(raw, slug)
     tables = _tables(raw)
     if media := _media(raw):
         kind, n, suffix = media

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel
 
-from agent_k.api.deps import PlatformDep
+from agent_k.api.deps import CompetitionId, PlatformDep
 from agent_k.competition import Competition
 from agent_k.platforms.base import CompetitionNotFound, LeaderboardEntry
 
@@ -23,7 +23,7 @@ async def list_competitions(platform: PlatformDep) -> list[Competition]:
 
 
 @router.get("/{competition_id}")
-async def get_competition(competition_id: str, platform: PlatformDep) -> CompetitionDetail:
+async def get_competition(competition_id: CompetitionId, platform: PlatformDep) -> CompetitionDetail:
     try:
         competition = await platform.get_competition(competition_id)
         leaderboard = await platform.leaderboard(competition_id)

@@ -6,18 +6,18 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response, status
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from agent_k.api.deps import FeedsDep, SettingsDep, StoreDep
+from agent_k.api.deps import FeedsDep, MissionId, SettingsDep, StoreDep
 from agent_k.api.schemas import MissionCreate, MissionDetail, MissionPage, MissionSummary
 from agent_k.api.security import require_intent
 from agent_k.api.streaming import follow
 from agent_k.mission import control
 from agent_k.mission.document import mission_document
-from agent_k.mission.launch import MISSION_ID, LaunchError, MissionRequest, launch_spec
+from agent_k.mission.launch import LaunchError, MissionRequest, launch_spec
 from agent_k.mission.runner import MissionRunner
 from agent_k.store.repository import Store
 from agent_k.store.status import TERMINAL, MissionStatus
@@ -26,7 +26,6 @@ router = APIRouter(prefix="/missions", tags=["missions"])
 
 Artifact = Literal["solution.py", "submission.csv"]
 INTENT = [Depends(require_intent)]
-MissionId = Annotated[str, Path(pattern=f"^{MISSION_ID}$", description="a mission id")]
 MAX_INT = 2**31 - 1
 """Offsets and seqs beyond a 32-bit integer column are a 422, not a database overflow."""
 

@@ -13,9 +13,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 
-from agent_k.api.deps import PlatformDep, SettingsDep, StoreDep, require_token
+from agent_k.api.deps import CompetitionId, MissionId, PlatformDep, SettingsDep, StoreDep, require_token
 from agent_k.api.security import require_intent
-from agent_k.api.session import SESSION_COOKIE, csrf_value, matches, session_value
+from agent_k.api.session import SESSION_COOKIE, csrf_value, matches, same_origin_path, session_value
 from agent_k.dashboard import page
 from agent_k.dashboard.render import mission_meta
 from agent_k.mission.document import mission_document
@@ -46,7 +46,7 @@ async def missions_page(csrf: Csrf, platform: PlatformDep) -> str:
 
 
 @router.get("/ui/missions/{mission_id}", response_class=HTMLResponse)
-async def mission_page(mission_id: str, csrf: Csrf, store: StoreDep) -> str:
+async def mission_page(mission_id: MissionId, csrf: Csrf, store: StoreDep) -> str:
     document = await run_in_threadpool(mission_document, store, mission_id)
     if document is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no mission '{mission_id}'")
@@ -54,7 +54,7 @@ async def mission_page(mission_id: str, csrf: Csrf, store: StoreDep) -> str:
 
 
 @router.get("/ui/competitions/{competition_id}", response_class=HTMLResponse)
-async def competition_page(competition_id: str, csrf: Csrf, platform: PlatformDep) -> str:
+async def competition_page(competition_id: CompetitionId, csrf: Csrf, platform: PlatformDep) -> str:
     try:
         competition = await platform.get_competition(competition_id)
         board = await platform.leaderboard(competition_id)
@@ -74,7 +74,7 @@ async def mission_rows(store: StoreDep) -> list[dict[str, Any]]:
 
 @router.get("/ui/login", response_class=HTMLResponse)
 async def login_page(next: str = "/") -> str:
-    return page("login.html", csrf="", next=next if next.startswith("/") and not next.startswith("//") else "/")
+    return page("login.html", csrf="", next=next if same_origin_path(next) else "/")
 
 
 class SignIn(BaseModel):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, HTTPException, status
 from fastapi.concurrency import run_in_threadpool
 
-from agent_k.api.deps import StoreDep
-from agent_k.api.routes.missions import CONTROL_RESPONSES, MissionId
+from agent_k.api.deps import MissionId, StoreDep
+from agent_k.api.routes.missions import CONTROL_RESPONSES
 from agent_k.api.schemas import ToolChange, ToolFilter
 from agent_k.api.security import require_intent
 from agent_k.mission import control
