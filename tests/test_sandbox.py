@@ -8,10 +8,13 @@ import asyncio
 import io
 import json
 import os
+import shutil
 import tarfile
+import tempfile
 import textwrap
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +27,8 @@ from agent_k.ml.sandbox import (
     Job,
     Limits,
     SandboxResult,
+    bwrap,
+    bwrap_problem,
     network_isolation_available,
     run_sandboxed,
 )
@@ -35,18 +40,19 @@ from agent_k.ml.sandbox.reader import TableShape, UntrustedOutput, check_shape
 from agent_k.ml.sandbox.run import LOG_TAIL_BYTES
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
-from tests.conftest import wait_until_gone
+from tests.conftest import need_tool, wait_until_gone
 
 
 def _run(
     tmp_path: Path, code: str, sandbox: str, *, outputs: tuple[str, ...] = (), **limits: object
 ) -> tuple[SandboxResult, Path]:
+    tmp_path.mkdir(exist_ok=True)
     script, data, workdir = tmp_path / "candidate.py", tmp_path / "data", tmp_path / "work"
     script.write_text(textwrap.dedent(code))
     data.mkdir(exist_ok=True)
     (data / "train.csv").write_text("id,y\n1,2\n")
     job = Job(script=script, data=data, outputs=dict.fromkeys(outputs, 1 << 20))
-    settings = {"timeout_s": 30, "sandbox": sandbox, **limits}
+    settings = {"timeout_s": 30, "sandbox": None if sandbox == "auto" else sandbox, **limits}
     return asyncio.run(run_sandboxed(job, workdir=workdir, limits=Limits(**settings))), workdir  # type: ignore[arg-type]
 
 
@@ -327,3 +333,109 @@ def test_a_workflow_mission_succeeds_in_the_basic_sandbox_and_says_why(home: Pat
         for w in warnings
     )
     store.close()
+
+
+def test_a_candidates_processes_together_get_the_cores_it_was_given(tmp_path: Path, sandbox_kind: str) -> None:
+    """Four spinning processes of a one-thread candidate share one core (its CPU cgroup), not the machine's:
+    a fork bomb drove the load average to 60 for its whole timeout before."""
+    if "cpu" not in available():
+        need_tool("no writable cpu cgroup here: a candidate's CPU is capped only by RLIMIT_CPU")
+    result, _ = _run(
+        tmp_path,
+        """
+        import multiprocessing, os, resource, time
+        def spin(until):
+            while time.monotonic() < until:
+                pass
+        until = time.monotonic() + 2.0
+        started = time.monotonic()
+        workers = [multiprocessing.Process(target=spin, args=(until,)) for _ in range(4)]
+        for w in workers: w.start()
+        for w in workers: w.join()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        print("CORES", (used.ru_utime + used.ru_stime) / (time.monotonic() - started))
+        """,
+        sandbox_kind,
+        threads=1,
+    )
+    assert result.ok, result.stderr_tail
+    cores = float(result.stdout_tail.split("CORES")[-1])
+    assert cores < 1.15, f"its processes took {cores:.2f} cores"
+
+
+def test_dev_is_read_only_and_dev_shm_is_small(tmp_path: Path, sandbox_kind: str) -> None:
+    """Neither /dev nor /dev/shm is a way around the disk cap (both were unbounded tmpfs)."""
+    if sandbox_kind == "basic" and os.geteuid() != 0:
+        pytest.skip("a non-root basic sandbox has the host's /dev")
+    result, _ = _run(
+        tmp_path,
+        """
+        import json
+        written = {}
+        for path in ("/dev/filler", "/dev/shm/filler"):
+            total = 0
+            try:
+                with open(path, "wb") as out:
+                    for _ in range(256):
+                        out.write(b"x" * (1 << 20))
+                        out.flush()
+                        total += 1 << 20
+            except OSError as exc:
+                written[path] = (total, exc.errno)
+            else:
+                written[path] = (total, None)
+        print("WRITTEN", json.dumps(written))
+        """,
+        sandbox_kind,
+    )
+    assert result.ok, result.stderr_tail
+    written = json.loads(result.stdout_tail.split("WRITTEN")[-1])
+    assert written["/dev/filler"] == [0, 30], "EROFS: /dev is read-only"
+    assert written["/dev/shm/filler"][0] <= 64 * 2**20 and written["/dev/shm/filler"][1] == 28, "ENOSPC at 64 MiB"
+
+
+@pytest.fixture
+def flaky_bwrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """bubblewrap behind a wrapper that fails to start, as bwrap does on a busy machine ("Creating new namespace
+    failed: Resource temporarily unavailable"), while the file it returns holds a number above 0 (one fewer each
+    time). It stands in for the kernel's transient refusal; what is tested is what the runner does about it."""
+    need_tool(bwrap_problem())
+    real = shutil.which("bwrap")
+    # Not under /tmp, which a root launcher covers with its staging; not under a private folder: the sandbox user
+    # runs it.
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as folder:
+        root = Path(folder)
+        root.chmod(0o755)
+        failures, wrapper = root / "failures", root / "bwrap"
+        failures.write_text("0")
+        failures.chmod(0o666)
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            f'left=$(cat {failures}); if [ "$left" -gt 0 ]; then echo $((left - 1)) > {failures}; '
+            'echo "bwrap: Creating new namespace failed: Resource temporarily unavailable" >&2; exit 1; fi\n'
+            f'exec {real} "$@"\n'
+        )
+        wrapper.chmod(0o755)
+        monkeypatch.setattr(bwrap, "BWRAP", str(wrapper))
+        yield failures
+
+
+def test_a_bubblewrap_that_fails_to_start_is_tried_again_per_candidate(tmp_path: Path, flaky_bwrap: Path) -> None:
+    """Under `auto`: two failed starts, then bubblewrap on the third try; a candidate whose bubblewrap never
+    starts runs in the basic sandbox (as the sandbox user when root), and the next one gets bubblewrap again
+    (before: one failed start sent the whole mission to the basic sandbox, as root)."""
+    flaky_bwrap.write_text("2")
+    retried, _ = _run(tmp_path / "a", "print('ran')", "auto")
+    assert retried.ok and retried.sandbox == "bwrap" and flaky_bwrap.read_text().strip() == "0"
+    flaky_bwrap.write_text("99")
+    fell_back, _ = _run(tmp_path / "b", "import os; print('uid', os.getuid())", "auto")
+    assert fell_back.ok and fell_back.sandbox == "basic", fell_back.failure_reason()
+    assert os.geteuid() != 0 or "uid 0" not in fell_back.stdout_tail
+    flaky_bwrap.write_text("0")
+    again, _ = _run(tmp_path / "c", "print('ran')", "auto")
+    assert again.ok and again.sandbox == "bwrap"
+    flaky_bwrap.write_text("99")
+    insisted, _ = _run(tmp_path / "d", "print('ran')", "bwrap")
+    assert not insisted.ok and insisted.failure_reason() == (
+        "the bwrap sandbox did not start: bwrap: Creating new namespace failed: Resource temporarily unavailable"
+    )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 from agent_k.ml.sandbox import bwrap
@@ -49,7 +48,7 @@ def command(
         pass  # the probe at the mission's start said so (`policy.basic_problem`)
     if identity is not None:
         launch.rootfs = rootfs(script=script, data=data, disk_bytes=disk_bytes, identity=identity)
-        candidate = [sys.executable, "solution.py", "--data", bwrap.DATA, *args]
+        candidate = ["solution.py", "--data", bwrap.DATA, *args]
         launch.argv = [*bwrap.supervised(channel, outputs), "--whole-namespace", "--", *candidate]
         launch.cwd = Path("/")
         return launch
@@ -57,7 +56,7 @@ def command(
     shutil.rmtree(private, ignore_errors=True)
     private.mkdir(mode=0o700)
     shutil.copyfile(script, private / "solution.py")
-    candidate = [sys.executable, "solution.py", "--data", str(data), *args]
+    candidate = ["solution.py", "--data", str(data), *args]
     launch.argv = [*bwrap.supervised(channel, outputs, str(bwrap.SUPERVISOR_SOURCE)), "--", *candidate]
     launch.cwd = private
     return launch

@@ -29,6 +29,8 @@ from pathlib import Path
 
 from agent_k.ml.sandbox.seccomp import filter_fd
 
+BWRAP = "bwrap"
+"""The program run (found on PATH by the launcher)."""
 WORK = "/sandbox/work"
 DATA = "/sandbox/data"
 SUPERVISOR = "/sandbox/supervise.py"
@@ -116,7 +118,7 @@ class _Builder:
 
     def __init__(self, staged: bool) -> None:
         self.staged = staged
-        self.launch = Launch(argv=["bwrap", *_NAMESPACES])
+        self.launch = Launch(argv=[BWRAP, *_NAMESPACES])
         self._add("--proc", "/proc")
         for path in PROC_READ_ONLY:
             self._add("--ro-bind-try", path, path)
@@ -181,7 +183,7 @@ def _regular_files(folder: Path) -> list[Path] | None:
 
 
 def command(
-    argv: list[str],
+    args: list[str],
     *,
     script: Path,
     data: Path,
@@ -191,19 +193,19 @@ def command(
     untrusted: bool,
     staged: bool,
 ) -> Launch:
-    """bwrap running `argv` (paths as the sandbox sees them) in /sandbox/work under the supervisor, which sends
-    `outputs` (name: cap) back as frames on descriptor `channel`. `untrusted`: a model's script (copies, not
-    binds)."""
+    """bwrap running `solution.py ARGS` (paths as the sandbox sees them) in /sandbox/work under the supervisor,
+    which sends `outputs` (name: cap) back as frames on descriptor `channel`. `untrusted`: a model's script
+    (copies, not binds)."""
     builder = _Builder(staged)
     builder.data(data, copied=untrusted)
     builder.work(disk_bytes)
     builder.copy(script, f"{WORK}/solution.py")
-    return builder.finish([*supervised(channel, outputs), "--whole-namespace", "--", *argv])
+    return builder.finish([*supervised(channel, outputs), "--whole-namespace", "--", "solution.py", *args])
 
 
 def supervised(channel: int, outputs: dict[str, int], supervisor: str = SUPERVISOR) -> list[str]:
-    """The supervisor's command line for one run, before its `--` and the candidate's command."""
-    return [sys.executable, "-I", "-S", supervisor, "run", "--channel", str(channel), "--outputs", json.dumps(outputs)]
+    """The supervisor's command line for one run, before its `--` and the candidate's script and arguments."""
+    return [sys.executable, "-I", supervisor, "run", "--channel", str(channel), "--outputs", json.dumps(outputs)]
 
 
 def serve_command(

@@ -21,7 +21,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -267,7 +266,7 @@ def _prepare(job: Job, workdir: Path, limits: Limits, kind: SandboxKind, channel
             outputs=outputs, channel=channel, identity=identity,
         )  # fmt: skip
     return bwrap.command(
-        [sys.executable, "solution.py", "--data", bwrap.DATA, *job.args],
+        ["--data", bwrap.DATA, *job.args],
         script=job.script,
         data=job.data,
         disk_bytes=disk_bytes,
