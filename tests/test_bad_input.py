@@ -34,8 +34,8 @@ def _nothing_written(store: Store) -> None:
     assert store.list_missions(limit=10) == []
 
 
-@pytest.mark.parametrize("budget", ["NaN", "Infinity", "-Infinity", "1e400"])
-def test_a_non_finite_time_budget_is_a_422(api: tuple[str, Store], budget: str) -> None:
+@pytest.mark.parametrize("budget", ["NaN", "Infinity", "-Infinity", "1e400", "true", '"60"', "1e-300", "0.5", "604801"])
+def test_a_time_budget_is_a_finite_number_between_its_bounds_or_a_422(api: tuple[str, Store], budget: str) -> None:
     base, store = api
     body = f'{{"competition": "penguins", "time_budget": {budget}}}'
     response = httpx.post(f"{base}/missions", content=body, headers=JSON)
@@ -182,16 +182,6 @@ def test_the_error_body_of_a_422_is_always_json(api: tuple[str, Store]) -> None:
     response = httpx.post(f"{base}/missions", content=b'{"competition": "penguins", "time_budget": NaN}', headers=JSON)
     assert response.status_code == 422
     json.loads(response.text)
-
-
-@pytest.mark.parametrize("budget", ["true", '"60"', "1e-300", "0.5", "604801"])
-def test_a_time_budget_is_a_number_between_its_bounds(api: tuple[str, Store], budget: str) -> None:
-    base, store = api
-    body = f'{{"competition": "penguins", "time_budget": {budget}}}'
-    response = httpx.post(f"{base}/missions", content=body, headers=JSON)
-    assert response.status_code == 422, response.text
-    assert response.json()["detail"][0]["loc"] == ["body", "time_budget"]
-    _nothing_written(store)
 
 
 def test_a_chunked_body_over_the_cap_is_a_413(api: tuple[str, Store]) -> None:

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 from sqlalchemy import text
 
 from agent_k.competition import Competition, Criteria, CVScheme
@@ -36,6 +34,7 @@ from agent_k.ml.sandbox.cgroups import available
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import wait_until_gone
+from tests.hostile_evolver import hostile_evolver
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 SECRET_NAMES = ("KAGGLE_KEY", "OPENAI_API_KEY", "AGENT_K_API_TOKEN", "KAGGLE_API_TOKEN")
@@ -325,31 +324,6 @@ raise SystemExit("giving up, here is what I found: " + " | ".join(stolen))
 """
 
 
-def _hostile_evolver(source: str) -> FunctionModel:
-    """A model whose Evolver proposes `source` as a full rewrite of the best candidate's script."""
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        output = info.output_tools[0].name
-        tools = {tool.name for tool in info.function_tools}
-        if "candidates_so_far" not in tools:
-            plan = {"findings": [], "model_families": ["linear", "lightgbm"], "drop_columns": []}
-            return ModelResponse(parts=[ToolCallPart(output, plan)])
-        returned = [
-            part.content
-            for message in messages
-            if isinstance(message, ModelRequest)
-            for part in message.parts
-            if isinstance(part, ToolReturnPart) and part.tool_name == "candidates_so_far"
-        ]
-        if not returned:
-            return ModelResponse(parts=[ToolCallPart("candidates_so_far", {"limit": 1})])
-        parent = returned[-1]["candidates"][0]["key"]  # type: ignore[index]
-        proposal = {"kind": "script", "parent": parent, "source": source, "rationale": "a better model"}
-        return ModelResponse(parts=[ToolCallPart(output, {"proposals": [proposal]})])
-
-    return FunctionModel(respond)
-
-
 def test_a_secret_a_candidate_prints_appears_in_no_event_row_file_or_log(
     target: Target, sandbox_kind: str, no_kaggle_credentials: Path, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
@@ -362,7 +336,8 @@ def test_a_secret_a_candidate_prints_appears_in_no_event_row_file_or_log(
     url = f"sqlite:///{tmp_path / 'hostile.db'}"
     settings = Settings(home=target.home, database_url=url, workers=2, sandbox=sandbox_kind)  # type: ignore[arg-type]
     store = Store.open(url)
-    model = _hostile_evolver(textwrap.dedent(STEAL.format(config=str(no_kaggle_credentials))))
+    source = textwrap.dedent(STEAL.format(config=str(no_kaggle_credentials)))
+    model = hostile_evolver(lambda parent: {"kind": "script", "parent": parent, "source": source, "rationale": "x"})
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), model=model)
     spec = MissionSpec(
         mission_id="hostile",

@@ -19,15 +19,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent_k.competition import Competition, Criteria, CVScheme
 from agent_k.config import Settings
@@ -45,6 +36,7 @@ from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import UserTables
 from agent_k.store.repository import Store
 from tests.conftest import need_tool
+from tests.hostile_evolver import hostile_evolver
 
 MARKER = f"AGENT-K-INJECTED-{uuid.uuid4().hex[:8]}"
 HOSTILE_COLUMN = f'user_k"""\n__import__("builtins").print("{MARKER}")\n"""'
@@ -94,37 +86,11 @@ def test_a_column_name_carrying_code_stays_a_name(home: Path, tmp_path: Path) ->
         store.close()
 
 
-def _recipe_injector(seen: list[str]) -> FunctionModel:
-    """A model whose Evolver proposes a LightGBM recipe with one more parameter, whose name is code that makes
-    the out-of-fold file hold the true labels; it records the reasons it is told."""
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        output = info.output_tools[0].name
-        seen.extend(  # what the mission answered its proposals
-            str(part.content)
-            for message in messages[-1:]
-            if isinstance(message, ModelRequest)
-            for part in message.parts
-            if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name == output
-        )
-        if "candidates_so_far" not in {tool.name for tool in info.function_tools}:
-            plan = {"findings": [], "model_families": ["lightgbm", "linear"], "drop_columns": []}
-            return ModelResponse(parts=[ToolCallPart(output, plan)])
-        returned = [
-            part.content
-            for message in messages
-            if isinstance(message, ModelRequest)
-            for part in message.parts
-            if isinstance(part, ToolReturnPart) and part.tool_name == "candidates_so_far"
-        ]
-        if not returned:
-            return ModelResponse(parts=[ToolCallPart("candidates_so_far", {"limit": 1})])
-        parent = returned[-1]["candidates"][0]["key"]  # type: ignore[index]
-        recipe = {"family": "lightgbm", "params": {**DEFAULTS[ModelFamily.lightgbm], HOSTILE_PARAM: 1}}
-        proposal = {"kind": "recipe", "parent": parent, "recipe": recipe, "rationale": "more bins"}
-        return ModelResponse(parts=[ToolCallPart(output, {"proposals": [proposal]})])
-
-    return FunctionModel(respond)
+def _injected_recipe(parent: str) -> dict[str, object]:
+    """A LightGBM recipe with one more parameter, whose name is code that makes the out-of-fold file hold the
+    true labels."""
+    recipe = {"family": "lightgbm", "params": {**DEFAULTS[ModelFamily.lightgbm], HOSTILE_PARAM: 1}}
+    return {"kind": "recipe", "parent": parent, "recipe": recipe, "rationale": "more bins"}
 
 
 def test_a_recipe_carrying_code_is_refused_and_poisons_nothing(home: Path, tmp_path: Path) -> None:
@@ -135,7 +101,9 @@ def test_a_recipe_carrying_code_is_refused_and_poisons_nothing(home: Path, tmp_p
     seen: list[str] = []
     settings = _settings(home, tmp_path)
     store = Store.open(settings.database_url)
-    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), model=_recipe_injector(seen))
+    runner = MissionRunner(
+        settings, store, LocalPlatform(settings.competitions_dir), model=hostile_evolver(_injected_recipe, seen)
+    )
     spec = MissionSpec(
         mission_id="recipes", criteria=Criteria(competition="penguins"), mode=Mode.auto, time_budget=30,
         model="function", stop_early=True,

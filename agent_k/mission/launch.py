@@ -120,7 +120,7 @@ async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpe
         raise LaunchError(f"invalid mission id {mission_id!r}: use letters, digits, '-', '_' or '.' (at most 64)")
     if request.competition is not None and not re.fullmatch(COMPETITION_ID, request.competition):
         raise LaunchError(f"invalid competition id {request.competition!r}: use lowercase letters, digits and '-'")
-    time_budget = request.time_budget or settings.time_budget
+    time_budget = settings.time_budget if request.time_budget is None else request.time_budget
     if not MIN_TIME_BUDGET_S <= time_budget <= MAX_TIME_BUDGET_S:  # NaN fails both comparisons
         raise LaunchError(
             f"the time budget must be at least {MIN_TIME_BUDGET_S:g} s and at most {MAX_TIME_BUDGET_S:.0f} s (7 days)"
