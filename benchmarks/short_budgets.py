@@ -1,6 +1,7 @@
 """Short budgets on a busy fleet: N missions of B seconds queued on PostgreSQL, run by W workers beside L busy
-loops (the issue's case: 30 missions of 5 s, three workers, two busy cores). How many succeed, how many submit
-the training prior for lack of time, and how far each went past its budget.
+loops (the issue's case: 30 missions of 5 s, three workers, two busy cores). How many succeed with a submission,
+how many submit the training prior for lack of time, how many were stopped at the hard budget limit (and then
+submitted what they had), and how far each went past its budget.
 
     python benchmarks/short_budgets.py --database postgresql+psycopg://postgres@127.0.0.1:5432/test \\
         [--missions 30] [--budget 5] [--workers 3] [--busy 2]
@@ -91,15 +92,20 @@ def main() -> None:
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     succeeded = [r for r in results if r["success"]]
-    prior = [r for r in succeeded if r.get("notes")]
+    submitted = [r for r in succeeded if r.get("submission_id")]
+    notes = [" ".join(r.get("notes") or []) for r in succeeded]
+    prior = [n for n in notes if "training prior" in n]
+    stopped = [n for n in notes if "hard budget limit" in n]
     over = [r["duration_s"] / args.budget for r in results]
     errors: dict[str, int] = {}
     for r in results:
         if not r["success"]:
             errors[r["error"]] = errors.get(r["error"], 0) + 1
+            print(f"{r['mission_id']} ({r['competition_id']}) failed after {r['duration_s']:.2f} s: {r['detail']}")
     print(
         f"{args.missions} missions of {args.budget:g} s, {args.workers} workers, {args.busy} busy loops: "
-        f"{len(succeeded)} succeeded ({len(prior)} with the training prior), failed {errors or 0}; "
+        f"{len(succeeded)} succeeded, {len(submitted)} with a submission ({len(prior)} the training prior, "
+        f"{len(stopped)} stopped at the hard limit), failed {errors or 0}; "
         f"duration/budget median {statistics.median(over):.2f}, max {max(over):.2f}; wall {wall:.0f} s"
     )
 

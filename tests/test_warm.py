@@ -52,13 +52,20 @@ def test_warm_runs_score_and_submit_exactly_as_cold_ones(penguins: CompetitionDa
 def test_a_job_over_its_time_takes_its_worker_down_and_the_next_gets_a_fresh_one(
     penguins: CompetitionData, tmp_path: Path
 ) -> None:
+    """Starting a worker counts in a job's time too: a job whose time ends while its worker still starts is timed
+    out then, not once the worker is up."""
     evaluator = LocalEvaluator(1)
     slow = default_recipe(ModelFamily.random_forest).model_copy(update={"params": {"n_estimators": 500}})
+    fine = default_recipe(ModelFamily.linear)
 
     async def scenario() -> None:
+        early = await evaluator.evaluate(fine, penguins, CV, tmp_path / "early", Limits(timeout_s=0.2))
+        assert early.status == "failed" and early.error == "timed out"
+        assert evaluator._pool.started == 0, "its time ended while its worker was still starting"
+        before = await evaluator.evaluate(fine, penguins, CV, tmp_path / "before", Limits(timeout_s=60))
+        assert before.status == "succeeded", before.error
         timed = await evaluator.evaluate(slow, penguins, CV, tmp_path / "slow", Limits(timeout_s=0.5))
         assert timed.status == "failed" and timed.error == "timed out"
-        fine = default_recipe(ModelFamily.linear)
         after = await evaluator.evaluate(fine, penguins, CV, tmp_path / "after", Limits(timeout_s=60))
         assert after.status == "succeeded", after.error
 

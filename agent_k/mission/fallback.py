@@ -20,6 +20,7 @@ from agent_k.mission.state import MissionState
 from agent_k.ml.evaluate import SUBMISSION, CompetitionData
 from agent_k.ml.prior import evaluate_prior
 from agent_k.ml.recipes import Prior
+from agent_k.ml.sandbox import shared_reader
 
 
 async def archive_prior(ctx: GraphContext, state: MissionState, phase: Phase) -> ArchivedCandidate:
@@ -50,6 +51,7 @@ async def settle_at_limit(ctx: GraphContext, state: MissionState, why: str) -> b
     competition = state.selected_competition
     if competition is None or state.data_dir is None:
         return False
+    shared_reader().prestart()  # Submission reads a model's file through it: have it ready
     best = submittable(await archive(ctx, state), competition)
     if best is None:
         prior = await archive_prior(ctx, state, state.current_phase or Phase.discovery)

@@ -179,11 +179,21 @@ def check_oof(data: CompetitionData, oof: pd.DataFrame, *, complete: bool = True
 
 
 async def read_predictions(
-    data: CompetitionData, path: Path, ids: pd.Series, *, left_out: Mapping[str, str] | None = None
+    data: CompetitionData,
+    path: Path,
+    ids: pd.Series,
+    *,
+    left_out: Mapping[str, str] | None = None,
+    ours: bool = False,
 ) -> pd.DataFrame:
     """A candidate's predictions for `ids` (a submission, or a fold's held-out rows), parsed by a reader process
-    and checked against the submission format; indexed by id in the order of `ids`."""
-    frame = await shared_reader().table(path, data.submission_shape(len(ids)), left_out=left_out)
+    and checked against the submission format; indexed by id in the order of `ids`. `ours`: a file the runner
+    wrote itself (the training prior's, never a sandboxed candidate's), parsed here: no reader process needs to
+    start for it."""
+    if ours:
+        frame = await asyncio.to_thread(pd.read_csv, path)
+    else:
+        frame = await shared_reader().table(path, data.submission_shape(len(ids)), left_out=left_out)
 
     def check() -> pd.DataFrame:
         validate_frame(frame, data.spec, ids)

@@ -73,6 +73,7 @@ class SubmissionNode(PhaseNode):
                 deps.mission_dir,
                 competition,
                 state.data_dir,
+                ours=best_key == Prior().key,
             )
         except InvalidSubmission as exc:
             return self.fail(ctx, "invalid_submission", str(exc))
@@ -169,17 +170,17 @@ class SubmissionNode(PhaseNode):
 
 
 async def _final_files(
-    mission_id: str, source: Path, mission_dir: Path, competition: Competition, data_dir: str
+    mission_id: str, source: Path, mission_dir: Path, competition: Competition, data_dir: str, *, ours: bool
 ) -> str:
     """Copy the best candidate's solution and submission into the mission folder, check the submission
-    against the test ids (read by a reader process: the candidate's folder is untrusted), and return its
-    idempotency key. Raises `InvalidSubmission`."""
+    against the test ids (read by a reader process: the candidate's folder is untrusted, unless `ours`: the
+    training prior's, which the runner wrote), and return its idempotency key. Raises `InvalidSubmission`."""
     solution, submission = mission_dir / "solution.py", mission_dir / "submission.csv"
     data = await asyncio.to_thread(CompetitionData.load, competition, Path(data_dir))
     try:
         solution.write_bytes(read_regular(source / "solution.py", FILE_BYTES))
         submission.write_bytes(read_regular(source / "submission.csv", data.submission_shape().max_bytes))
-        await read_predictions(data, submission, data.test_ids)
+        await read_predictions(data, submission, data.test_ids, ours=ours)
     except UntrustedOutput as exc:
         raise InvalidSubmission(str(exc)) from None
     return idempotency_key(mission_id, submission)

@@ -23,6 +23,10 @@ _ROOT = Path("/sys/fs/cgroup")
 STALE_AFTER_S = 60.0
 CONTROLLERS = ("pids", "memory", "cpu")
 CPU_PERIOD_US = 100_000
+WEIGHT_V1, WEIGHT_V2 = 1024, 100
+"""The scheduler's weight of one process (cgroup v1 `cpu.shares`, v2 `cpu.weight`). A candidate's group weighs as
+many processes as it has cores, and all candidates' parent as many as the machine has: grouping them must not
+leave a mission's candidates, together, the weight of one busy process elsewhere on the host."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,8 @@ def _parents() -> dict[str, Path]:
             parent.mkdir(exist_ok=True)
             if v2:
                 (parent / "cgroup.subtree_control").write_text(f"+{controller}")
+            if controller == "cpu":
+                _weigh(parent, os.cpu_count() or 1)
         except OSError:
             continue
         parents[controller] = parent
@@ -118,6 +124,14 @@ def _sweep(parent: Path) -> None:
                 group.rmdir()
 
 
+def _weigh(group: Path, processes: float) -> None:
+    """Give `group` the scheduler's weight of this many processes."""
+    if (group / "cpu.weight").exists():  # v2
+        (group / "cpu.weight").write_text(str(min(10_000, max(1, round(processes * WEIGHT_V2)))))
+    else:
+        (group / "cpu.shares").write_text(str(max(2, round(processes * WEIGHT_V1))))
+
+
 def _configure(group: Path, controller: str, max_tasks: int, memory_bytes: int, cpus: float) -> None:
     if controller == "pids":
         (group / "pids.max").write_text(str(max_tasks))
@@ -129,6 +143,7 @@ def _configure(group: Path, controller: str, max_tasks: int, memory_bytes: int, 
         else:
             (group / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
             (group / "cpu.cfs_quota_us").write_text(str(quota))
+        _weigh(group, cpus)
         return
     if (group / "memory.max").exists():  # v2: no swap either, so the limit is the limit
         (group / "memory.max").write_text(str(memory_bytes))

@@ -26,7 +26,7 @@ import os
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_k.ml.sandbox import bwrap
@@ -97,21 +97,27 @@ class WarmPool:
         return not job.untrusted and resolve(limits.sandbox, limits.user) == "bwrap"
 
     async def run(self, job: Job, *, workdir: Path, limits: Limits) -> SandboxResult:
-        """`run_sandboxed`'s contract, in a warm worker where one can take the job."""
+        """`run_sandboxed`'s contract, in a warm worker where one can take the job. Starting a worker counts in
+        the job's time, as a cold candidate's interpreter does: a candidate never outlasts its timeout."""
         if not self.accepts(job, limits):
             return await run_sandboxed(job, workdir=workdir, limits=limits)
         key = WarmKey(
             job.data.resolve(), limits.threads, limits.memory_mb, limits.disk_mb, limits.file_size_mb,
             limits.processes, limits.user,
         )  # fmt: skip
+        began = time.monotonic()
         try:
-            worker = await self._acquire(key)
-        except (RuntimeError, OSError, TimeoutError, ChannelClosed) as exc:
+            worker = await asyncio.wait_for(self._acquire(key), limits.timeout_s)
+        except TimeoutError:
+            return SandboxResult(None, True, round(time.monotonic() - began, 3), "", "", "bwrap")
+        except (RuntimeError, OSError, ChannelClosed) as exc:
             log.warning("a warm worker could not start (%s); this candidate runs cold", exc)
-            return await run_sandboxed(job, workdir=workdir, limits=limits)
+            left = replace(limits, timeout_s=max(0.1, limits.timeout_s - (time.monotonic() - began)))
+            return await run_sandboxed(job, workdir=workdir, limits=left)
         keep = False
         try:
-            result, keep = await self._job(worker, job, workdir, limits)
+            left = replace(limits, timeout_s=max(0.0, limits.timeout_s - (time.monotonic() - began)))
+            result, keep = await self._job(worker, job, workdir, left)
             return result
         finally:
             self._release(worker, key, keep)
