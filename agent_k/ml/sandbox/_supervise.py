@@ -13,7 +13,7 @@ from inside. The outputs channel is a descriptor only it holds: it is closed in 
   writable folders and send its outputs and log tails back. A job changes nothing the next one sees: it never
   runs in this interpreter, and nothing it wrote outlives it.
 
-Frames: one JSON header line each (at most MAX_HEADER bytes), `{"ready": true}` first, then `{"file": NAME,
+Frames: one JSON header line each (a few dozen bytes), `{"ready": true}` first, then `{"file": NAME,
 "size": N}` followed by N bytes, or `{"left_out": NAME, "why": REASON}`, and `{"end": true, "code": C}` last
 (parsed by `agent_k.ml.sandbox.frames`).
 """
@@ -38,7 +38,6 @@ WIPED = (WORK, "/dev/shm")
 JOB = WORK + "/job"
 LOGS = ("stdout.log", "stderr.log")
 LOG_TAIL_BYTES = 64 * 1024
-MAX_HEADER = 4096
 KILL_WAIT_S = 5.0
 
 
@@ -157,14 +156,6 @@ def run(channel: int, outputs: dict[str, int], argv: list[str], whole_namespace:
     return code
 
 
-def _resident_mb() -> int:
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 def _wipe() -> None:
     import shutil
     from pathlib import Path
@@ -232,7 +223,7 @@ def serve(requests_fd: int, replies_fd: int, imports: list[str]) -> None:
     os.set_inheritable(requests_fd, False)
     requests = os.fdopen(requests_fd, "rb")
     frames = Frames(replies_fd)
-    frames.header(ready=True, rss_mb=_resident_mb())
+    frames.header(ready=True)
     frames.flush()
     for line in requests:
         request = json.loads(line)
@@ -254,7 +245,7 @@ def serve(requests_fd: int, replies_fd: int, imports: list[str]) -> None:
             frames.send(name, LOG_TAIL_BYTES, tail=True)
         os.chdir("/")
         _wipe()
-        frames.header(end=True, code=code, rss_mb=_resident_mb())
+        frames.header(end=True, code=code)
         frames.flush()
 
 

@@ -34,7 +34,7 @@ class FrameReader:
     ready: dict[str, Any] | None = None
     """The supervisor's first frame: the sandbox started."""
     end: dict[str, Any] | None = None
-    """The last frame (the exit code, and for a warm worker its resident memory); None until it came."""
+    """The last frame (the exit code); None until it came."""
     left_out: dict[str, str] = field(default_factory=dict)
     received: list[str] = field(default_factory=list)
     error: str | None = None
