@@ -134,7 +134,7 @@ for at in range(0, len(forged) - 512, 512):  # every sparse header claims a peta
         forged[at + 148:at + 156] = b" " * 8
         forged[at + 148:at + 155] = f"{sum(forged[at:at + 512]):06o}\\0".encode()
 sent = []
-for pid in (1, os.getppid()):  # every pipe of the sandbox's init and of the shell that started us
+for pid in (1, os.getppid()):  # every pipe of the sandbox's pid 1 and of our parent
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
     except OSError:

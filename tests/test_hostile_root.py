@@ -109,9 +109,8 @@ def test_a_huge_header_is_refused_before_it_is_parsed(attacked: dict[str, Any]) 
 
 def test_a_forged_sparse_tar_claiming_a_petabyte_costs_nothing(attacked: dict[str, Any]) -> None:
     """Forged members (its logs and its predictions, each a sparse file claiming a petabyte) sent down any pipe of
-    its shell or of the sandbox's init, and nothing else left to stream. As root every pipe is root's, and the
-    sandbox user cannot reopen one; a runner of any other user shares its uid with the sandbox, and its reader
-    refuses the forged members (`test_sandbox.py`)."""
+    its parent or of the sandbox's pid 1 (both the supervisor, which is not dumpable), and nothing else left to
+    stream: no descriptor of the supervisor can be reopened, and the way out would take frames, not tar."""
     run = _attack(attacked, "sparse-tar")
     assert run["seconds"] < 20, "the forged stream stalled the read"
     assert run["found"]["sent"] == [], "a pipe of the runner's was reopened from inside"

@@ -1,4 +1,4 @@
-"""The `agent-k` command line (DESIGN §7). Importing it loads typer and rich only."""
+"""The `agent-k` command line (docs/cli.md). Importing it loads typer and rich only."""
 
 from __future__ import annotations
 

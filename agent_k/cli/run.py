@@ -29,7 +29,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="print the result as JS
 
 
 def report(result: MissionResult, competition: str | None) -> dict[str, Any]:
-    """The `--json` contract object (DESIGN §7)."""
+    """The `--json` contract object (docs/cli.md, "agent-k run")."""
     from agent_k.competition import Scores
 
     return {

@@ -1,4 +1,4 @@
-"""Event payloads: a discriminated union on `type`, wrapped in the `Event` envelope (DESIGN §5).
+"""Event payloads: a discriminated union on `type`, wrapped in the `Event` envelope (docs/events.md).
 
 Payloads carry scores, names and counts, never configuration values, so no secret can reach them.
 """

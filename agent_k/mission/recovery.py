@@ -1,4 +1,4 @@
-"""Error strategies (DESIGN §12): what a phase does when one of its steps fails.
+"""Error strategies (docs/agents.md, "Error strategies"): what a phase does when one of its steps fails.
 
 A step is one unit of a phase's work with an intent (Prototype's baseline, one Evolution generation,
 Submission's upload). When it raises `StepError`, the phase's strategy decides: `raise` (the mission fails

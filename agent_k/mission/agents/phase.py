@@ -1,4 +1,4 @@
-"""Run a phase's agent, falling back to the workflow path when the model fails (DESIGN §9).
+"""Run a phase's agent, falling back to the workflow path when the model fails (docs/agents.md, "Modes").
 
 A failure is a model or transport error, or output still invalid after its retries. In `auto` mode the phase
 records `phase.fallback {reason}` and its mode becomes `workflow`; in `agent` mode the failure ends the mission

@@ -1,4 +1,5 @@
-"""Steering an agent with messages, never hard stops (DESIGN §12): nudges and the ambiguous-transition guard.
+"""Steering an agent with messages, never hard stops: nudges and the ambiguous-transition guard (docs/agents.md,
+"Nudges").
 
 After each model response the tracker counts its reads and actions. An agent that keeps reading without
 learning anything new is told to act with what it knows (`exploration.saturation`, then `agent.nudged`). At

@@ -1,5 +1,5 @@
-"""Phase contracts (DESIGN §12): one typed declaration of the phases, their transitions, tools and budget
-shares, and the analysis that checks it before a mission runs on it."""
+"""Phase contracts: one typed declaration of the phases, their transitions, tools and budget shares, and the
+analysis that checks it before a mission runs on it (docs/agents.md, "Phase contract")."""
 
 from agent_k.mission.contract.analysis import Analysis, Finding, analyse
 from agent_k.mission.contract.mission import MISSION_CONTRACT, REPAIR_PHASES

@@ -16,7 +16,7 @@ END = "end"
 
 
 class ErrorStrategy(StrEnum):
-    """What a phase does when one of its steps fails (DESIGN §12)."""
+    """What a phase does when one of its steps fails (docs/agents.md, "Error strategies")."""
 
     raise_ = "raise"
     """The mission fails with the step's reason."""

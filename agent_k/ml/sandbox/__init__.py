@@ -1,4 +1,4 @@
-"""The candidate sandbox (DESIGN §8): bubblewrap where it can run, else the basic isolation; cgroups, rlimits,
+"""The candidate sandbox (docs/security.md): bubblewrap where it can run, else the basic isolation; cgroups, rlimits,
 a scrubbed environment, an unprivileged host user when the runner is root; and the reading of whatever a
 candidate leaves behind, in disposable processes."""
 

@@ -1,4 +1,4 @@
-"""The embedded, offline competition platform (DESIGN §6)."""
+"""The embedded, offline competition platform (docs/architecture.md, "Local platform")."""
 
 from agent_k.platforms.local.platform import LocalPlatform
 
