@@ -27,6 +27,8 @@ class Competition(BaseModel):
     """The columns that, with time, identify a row (a forecast of many series)."""
     group_column: str | None = None
     """An entity whose rows belong together in validation (a patient, a user, a store)."""
+    train_only: list[str] = Field(default_factory=list)
+    """Training columns the test rows lack (outcomes, fields filled in later): left out of the tables, named here."""
     n_train: int = 0
     n_test: int = 0
     n_features: int = 0

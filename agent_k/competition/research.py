@@ -112,5 +112,7 @@ class ResearchFindings(BaseModel):
     text_columns: list[str] = Field(default_factory=list)
     time: TimeStructure | None = None
     """The rows' time, when one orders them (a forecast, or time-ordered rows that are not one)."""
+    train_only: list[str] = Field(default_factory=list)
+    """Columns the training files hold and the test rows lack (outcomes, fields filled in later): never features."""
     group_candidates: dict[str, float] = Field(default_factory=dict)
     """Columns of repeated entities, each with the share of test rows whose entity training never saw."""

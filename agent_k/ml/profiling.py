@@ -19,6 +19,7 @@ from agent_k.competition.research import (
     TargetProfile,
     TimeStructure,
 )
+from agent_k.ml.families import DataTraits, recommended
 from agent_k.ml.labels import labelled, reinfer
 from agent_k.ml.shapes import find_time, group_candidates, grouping
 
@@ -94,6 +95,7 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Rese
         text_columns=text,
         time=time,
         group_candidates=groups,
+        train_only=spec.train_only,
     )
     findings.notes = _notes(findings)
     return findings
@@ -239,16 +241,15 @@ def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
 def _recommended_families(
     spec: Competition, train: pd.DataFrame, columns: list[ColumnProfile], time: TimeStructure | None
 ) -> list[str]:
-    """Families to try, in order: a strong baseline, then the cheap ones (fast diversity for blends). Text
-    first goes to a linear model on its TF-IDF; a forecast also gets the naive forecasts."""
-    text = any(c.kind == "text" for c in columns)
-    families = ["linear", "lightgbm"] if text else ["lightgbm", "linear"]
-    if not text and len(train) <= 20_000 and all(c.kind == "numeric" for c in columns):
-        families.append("knn")
-    families += ["hist_gradient_boosting", "extra_trees", "random_forest"]
-    if time is not None and time.forecast and time.unique and spec.task is TaskType.regression:
-        families.append("naive")
-    return families
+    """Families to try, in order (`agent_k.ml.families.recommended`): text first goes to a linear model on its
+    TF-IDF; a forecast also gets the naive forecasts."""
+    data = DataTraits(
+        rows=len(train),
+        text=any(c.kind == "text" for c in columns),
+        numeric_only=all(c.kind == "numeric" for c in columns),
+        forecast=time is not None and time.forecast and time.unique and spec.task is TaskType.regression,
+    )
+    return [family.value for family in recommended(data)]
 
 
 def _notes(findings: ResearchFindings) -> list[str]:
@@ -261,6 +262,8 @@ def _notes(findings: ResearchFindings) -> list[str]:
         notes.append(f"target skew {findings.target.skew:.2f}; try a log-transformed target")
     if findings.leakage_suspects:
         notes.append(f"leakage suspects excluded from features: {', '.join(findings.leakage_suspects)}")
+    if findings.train_only:
+        notes.append(f"only in training, so never features: {', '.join(findings.train_only[:10])}")
     drifted = [d.column for d in findings.drift if d.drifted]
     if drifted:
         notes.append(f"train/test drift in: {', '.join(drifted[:10])}")

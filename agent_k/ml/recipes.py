@@ -5,38 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from enum import StrEnum
 from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-ParamValue = int | float | str
-
-
-class ModelFamily(StrEnum):
-    lightgbm = "lightgbm"
-    hist_gradient_boosting = "hist_gradient_boosting"
-    random_forest = "random_forest"
-    extra_trees = "extra_trees"
-    linear = "linear"
-    knn = "knn"
-    naive = "naive"
-    """A naive forecast (last value, seasonal naive, recent mean per series): no model."""
-
-    @property
-    def needs_scaling(self) -> bool:
-        return self in (ModelFamily.linear, ModelFamily.knn)
-
-    @property
-    def handles_missing(self) -> bool:
-        """Its trees learn where missing values go, so imputing them first only costs time and information."""
-        return self in (ModelFamily.lightgbm, ModelFamily.hist_gradient_boosting)
-
-    @property
-    def random(self) -> bool:
-        """Its fit depends on a random seed, so seeds of one recipe differ and blend well."""
-        return self not in (ModelFamily.linear, ModelFamily.knn)
+from agent_k.ml.families import ModelFamily as ModelFamily  # re-exported: a recipe names its family
+from agent_k.ml.params import ParamValue as ParamValue
 
 
 class Recipe(BaseModel):
@@ -83,7 +58,7 @@ class Recipe(BaseModel):
             ("frequency", self.frequency_columns),
             ("target", self.target_columns),
             ("ratio", self.ratio_columns),
-            ("native", self.native_categorical and self.family is ModelFamily.lightgbm),
+            ("native", self.native_categorical and self.family.spec.native_categorical),
             ("text", bool(self.text_columns)),
             ("relative", self.relative != "none"),
         )

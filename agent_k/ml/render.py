@@ -21,9 +21,8 @@ from agent_k.competition import Competition, TaskType, metrics
 from agent_k.competition.kinds import RULE_METRICS
 from agent_k.competition.research import CVScheme
 from agent_k.ml.literals import in_docstring, literal
-from agent_k.ml.recipes import Ensemble, ModelFamily, ParamValue, Recipe
+from agent_k.ml.recipes import Ensemble, ParamValue, Recipe
 from agent_k.ml.search.space import check_recipe
-from agent_k.ml.textfeatures import TEXT_SOLVER
 
 LIBRARY = (
     ("agent_k.competition", "measures.py"),
@@ -40,31 +39,6 @@ PRIOR_LIBRARY = (
     ("agent_k.ml", "training_prior.py"),
 )
 """What the training prior's script holds: its folds, and the prior itself."""
-
-_CLASSES: dict[ModelFamily, tuple[str, str, str]] = {
-    # family: (module, classifier, regressor)
-    ModelFamily.lightgbm: ("lightgbm", "LGBMClassifier", "LGBMRegressor"),
-    ModelFamily.hist_gradient_boosting: (
-        "sklearn.ensemble",
-        "HistGradientBoostingClassifier",
-        "HistGradientBoostingRegressor",
-    ),
-    ModelFamily.random_forest: ("sklearn.ensemble", "RandomForestClassifier", "RandomForestRegressor"),
-    ModelFamily.extra_trees: ("sklearn.ensemble", "ExtraTreesClassifier", "ExtraTreesRegressor"),
-    ModelFamily.linear: ("sklearn.linear_model", "LogisticRegression", "Ridge"),
-    ModelFamily.knn: ("sklearn.neighbors", "KNeighborsClassifier", "KNeighborsRegressor"),
-}
-
-_FIXED: dict[ModelFamily, str] = {
-    ModelFamily.lightgbm: "subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
-    ModelFamily.hist_gradient_boosting: "random_state=SEED",
-    ModelFamily.random_forest: "random_state=SEED, n_jobs=N_JOBS",
-    ModelFamily.extra_trees: "random_state=SEED, n_jobs=N_JOBS",
-    ModelFamily.linear: "",
-    ModelFamily.knn: "",
-    ModelFamily.naive: "",
-}
-
 
 FOLD_AVERAGE_ROWS = 100_000
 """From this many training rows on, a submission averages the CV fold models: a final fit on all rows would
@@ -93,35 +67,30 @@ def library(modules: tuple[tuple[str, str], ...] = LIBRARY) -> str:
 
 
 def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
-    module, classifier, regressor = _CLASSES[recipe.family]
-    name = regressor if regression else classifier
+    spec = recipe.family.spec
+    name = spec.regressor if regression else spec.classifier
     params: dict[str, ParamValue] = dict(recipe.params)
-    if recipe.family is ModelFamily.linear:
-        if regression:
-            params = {"alpha": round(1.0 / float(params.pop("C")), 6)}
-        elif recipe.text_columns:
-            params.update(TEXT_SOLVER)
-        else:
-            params["max_iter"] = 3000
+    if spec.arguments is not None:
+        params = spec.arguments(params, regression, bool(recipe.text_columns))
     arguments = [f"{k}={literal(v)}" for k, v in sorted(params.items())]
-    fixed = _FIXED[recipe.family]
-    if fixed:
-        arguments.append(fixed if recipe.seed is None else fixed.replace("SEED", str(recipe.seed)))
-    return f"from {module} import {name}", f"{name}({', '.join(arguments)})"
+    if spec.fixed:
+        arguments.append(spec.fixed if recipe.seed is None else spec.fixed.replace("SEED", str(recipe.seed)))
+    return f"from {spec.module} import {name}", f"{name}({', '.join(arguments)})"
 
 
 def _member(recipe: Recipe, weight: float, regression: bool) -> str:
     """One `Member(...)` entry, naming only the options this recipe sets."""
-    if recipe.family is ModelFamily.naive:
+    spec = recipe.family.spec
+    if spec.model_free:
         return f"    Member(weight={literal(weight)}, naive={literal(recipe.params.get('method', 'seasonal'))}),"
     _, model = _model_expression(recipe, regression)
     if len(model) > 90:  # one argument per line
         name, arguments = model[:-1].split("(", 1)
         model = f"{name}(\n" + "".join(f"            {a},\n" for a in arguments.split(", ")) + "        )"
     fields = [f"weight={literal(weight)}", f"model={model}"]
-    if recipe.family.needs_scaling:
+    if spec.scaled:
         fields.append("scaled=True")
-    if recipe.family.handles_missing:
+    if spec.handles_missing:
         fields.append("impute=False")
     for name in ("drop_columns", "log_columns", "frequency_columns", "target_columns", "ratio_columns", "date_columns"):
         values = getattr(recipe, name)
@@ -129,13 +98,13 @@ def _member(recipe: Recipe, weight: float, regression: bool) -> str:
             fields.append(f"{name}={literal(list(values))}")
     if recipe.log_target and regression:
         fields.append("log_target=True")
-    if recipe.native_categorical and recipe.family is ModelFamily.lightgbm:
+    if recipe.native_categorical and spec.native_categorical:
         fields.append("native_categorical=True")
     if recipe.text_columns:
         fields.append(f"text_columns={literal(list(recipe.text_columns))}")
         if recipe.text:
             fields.append(f"text={literal(dict(sorted(recipe.text.items())))}")
-        if recipe.family is ModelFamily.linear:
+        if spec.reads_sparse_text:
             fields.append("sparse_text=True")
     if recipe.relative != "none" and regression:
         fields.append(f"relative={literal(recipe.relative)}")
@@ -172,7 +141,7 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         members, summary = [(solution, 1.0)], f"Recipe: {solution.summary()}"
     for recipe, _ in members:
         check_recipe(recipe)
-    models = [recipe for recipe, _ in members if recipe.family is not ModelFamily.naive]
+    models = [recipe for recipe, _ in members if not recipe.family.spec.model_free]
     imports = sorted({_model_expression(recipe, regression)[0] for recipe in models})
     return _template().substitute(
         **competition_constants(competition, cv),

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from agent_k.ml.families import preloaded_modules
 from agent_k.ml.sandbox import bwrap
 from agent_k.ml.sandbox.cgroups import candidate_groups
 from agent_k.ml.sandbox.channel import Channel, ChannelClosed, Exchanges
@@ -50,16 +51,14 @@ PRELOAD = (
     "pyarrow.parquet",
     "sklearn.base",
     "sklearn.compose",
-    "sklearn.ensemble",
     "sklearn.impute",
-    "sklearn.linear_model",
     "sklearn.model_selection",
-    "sklearn.neighbors",
     "sklearn.pipeline",
     "sklearn.preprocessing",
-    "lightgbm",
+    *preloaded_modules(),
 )
-"""What a worker's parent imports once, for every job it forks."""
+"""What a worker's parent imports once, for every job it forks: what every script reads, and what the model
+families declare (`agent_k.ml.families`)."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from agent_k.ml.recipes import ModelFamily, Recipe
+from agent_k.ml.recipes import Recipe
 from agent_k.ml.search.space import SPACE, TEXT_SPACE
 
 
@@ -50,7 +50,7 @@ def mutate(recipe: Recipe, rng: random.Random, options: FeatureOptions = Feature
         update["frequency_columns"] = () if recipe.frequency_columns else options.high_cardinality
     if options.high_cardinality and rng.random() < 0.15:
         update["target_columns"] = () if recipe.target_columns else options.high_cardinality
-    if options.categorical and recipe.family is ModelFamily.lightgbm and rng.random() < 0.15:
+    if options.categorical and recipe.family.spec.native_categorical and rng.random() < 0.15:
         update["native_categorical"] = not recipe.native_categorical
     if options.ratios and rng.random() < 0.15:
         update["ratio_columns"] = () if recipe.ratio_columns else options.ratios
@@ -59,7 +59,7 @@ def mutate(recipe: Recipe, rng: random.Random, options: FeatureOptions = Feature
         for name in rng.sample(sorted(TEXT_SPACE), k=rng.randint(1, 2)):
             text[name] = TEXT_SPACE[name].perturb(text.get(name, TEXT_SPACE[name].sample(rng)), rng)
         update["text"] = text
-    if options.forecast and recipe.family is not ModelFamily.naive and rng.random() < 0.15:
+    if options.forecast and not recipe.family.spec.model_free and rng.random() < 0.15:
         update["relative"] = rng.choice(relative_forms(options))
     return recipe.model_copy(update=update)
 

@@ -98,10 +98,10 @@ def starting_recipe(family: ModelFamily, options: FeatureOptions, drop_columns: 
     """A family's first recipe for this data: its defaults, the text columns, a forecast relative to its level
     (a ratio for a positive target) so that trees can follow a trend past the last training date."""
     relative = "none"
-    if options.forecast and family is not ModelFamily.naive:
-        relative = "ratio" if options.positive_target and family is not ModelFamily.linear else "difference"
+    if options.forecast and not family.spec.model_free:
+        relative = family.spec.forecast_form if options.positive_target else "difference"
     recipe = default_recipe(family, drop_columns, options.dates, text_columns=options.text, relative=relative)
-    if options.learn_logs and family is not ModelFamily.naive:
+    if options.learn_logs and not family.spec.model_free:
         recipe = recipe.model_copy(update={"log_target": True})
     return recipe
 
@@ -145,7 +145,7 @@ def propose(
     if elites:
         best = elites[0].recipe
         taken = {s.recipe.seed for s in archive if s.recipe.without_seed() == best.without_seed()}
-        fresh = [n for n in range(1, MAX_SEEDS + 1) if n not in taken][:seeds] if best.family.random else []
+        fresh = [n for n in range(1, MAX_SEEDS + 1) if n not in taken][:seeds] if best.family.spec.seeded else []
         seeded = [best.without_seed().model_copy(update={"seed": n}) for n in fresh]
         for recipe in [*feature_starters(best, archive, options), *seeded]:
             if len(proposals) < batch:
@@ -176,7 +176,7 @@ def feature_starters(best: Recipe, archive: list[Scored], options: FeatureOption
     categorical splits) are tried early rather than left to a 15% mutation."""
     tried = {name for s in archive for name in ("target", "frequency", "native") if name in s.recipe.feature_set}
     starters = []
-    if options.categorical and best.family is ModelFamily.lightgbm and "native" not in tried:
+    if options.categorical and best.family.spec.native_categorical and "native" not in tried:
         starters.append(best.model_copy(update={"native_categorical": True}))
     if options.high_cardinality and "target" not in tried:
         starters.append(best.model_copy(update={"target_columns": options.high_cardinality}))

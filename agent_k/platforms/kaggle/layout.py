@@ -137,6 +137,9 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
         raise UnsupportedCompetition(str(exc)) from None
     except CompetitionInputError as exc:
         raise UnsupportedCompetition(f"'{slug}': {exc}") from None
+    if arranged.row_keys:
+        raise UnsupportedCompetition(f"'{slug}': its submissions repeat the test columns {arranged.row_keys} "
+                                     "instead of an id, a format AGENT-K does not submit to Kaggle")  # fmt: skip
     if arranged.classes is not None:
         classes = arranged.classes
         task = TaskType.binary if len(classes) == 2 and metric not in ("logloss",) else TaskType.multiclass
@@ -156,6 +159,7 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
         n_train=len(arranged.train),
         n_test=len(arranged.test),
         n_features=len([c for c in arranged.test.columns if c != arranged.id_column]),
+        train_only=arranged.train_only,
         source="kaggle",
         tags=tag_names(meta),
         url=f"https://www.kaggle.com/competitions/{slug}",

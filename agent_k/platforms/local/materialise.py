@@ -136,6 +136,7 @@ def prepare(
     top_k: int | None = None,
     hidden: HiddenRows = RANDOM,
     hints: Hints = Hints(),
+    train_only: tuple[str, ...] = (),
 ) -> PreparedCompetition:
     """Check the inputs and split them into public and hidden parts (nothing is written)."""
     target_columns = list(targets or [target])
@@ -175,9 +176,10 @@ def prepare(
         present = [t for t in target_columns if t in test.columns]
         if present:
             raise CompetitionInputError(f"the test table must not contain the target '{present[0]}'")
-        absent = set(train.columns) - set(target_columns) - set(test.columns)
-        if absent:
-            raise CompetitionInputError(f"test table lacks training columns: {sorted(absent)}")
+        absent = [str(c) for c in train.columns if c not in (*target_columns, *test.columns)]
+        train, train_only = train.drop(columns=absent), (*train_only, *absent)
+        if train.columns.size == len(target_columns) + 1:
+            raise CompetitionInputError("the test table shares no feature column with the training table")
         test = test[[c for c in train.columns if c not in target_columns]]
         if solution is not None:
             solution = _check_solution(solution, test, id_column, target_columns)
@@ -205,6 +207,7 @@ def prepare(
         n_train=len(train),
         n_test=len(test),
         n_features=len(train.columns) - 1 - len(target_columns),
+        train_only=list(train_only),
         source=source,
         tags=list(tags),
         has_hidden_labels=solution is not None,
@@ -253,10 +256,17 @@ def describe(spec: Competition) -> str:
         f"# {spec.title}\n\n{spec.description}\n\n"
         f"- Task: {spec.task.value}\n- Target: {', '.join(f'`{t}`' for t in spec.target_columns)}\n"
         f"- Metric: {spec.metric}{f' (k={spec.top_k})' if spec.top_k else ''} ({direction})\n"
-        f"- Id column: `{spec.id_column}`\n- Rows: {spec.n_train} train, {spec.n_test} test\n\n"
+        f"- Id column: `{spec.id_column}`\n- Rows: {spec.n_train} train, {spec.n_test} test\n"
+        f"{_train_only(spec)}\n"
         f"## Files\n- `train.csv`: features and the target\n- `test.csv`: features only\n"
         f"- `sample_submission.csv`: the format to submit: `{spec.id_column}`, {columns}\n"
     )
+
+
+def _train_only(spec: Competition) -> str:
+    if not spec.train_only:
+        return ""
+    return f"- Only in the training files, so left out: {', '.join(f'`{c}`' for c in spec.train_only)}\n"
 
 
 def write(prepared: PreparedCompetition, root: Path, leaderboard: list[dict[str, object]]) -> Path:

@@ -120,10 +120,12 @@ class LocalPlatform:
             test=tables.test,
             solution=tables.solution,
             source=tables.source,
+            description=tables.description,
             tags=("custom",),
             top_k=top_k,
             hidden=hidden,
             hints=hints,
+            train_only=tables.train_only,
         )
         time = hidden.time
         if time is None and hints.time_column is not None and tables.test is not None:  # the user's test: future?

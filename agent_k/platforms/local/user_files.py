@@ -24,6 +24,14 @@ class UserTables:
     test: pd.DataFrame | None = None
     solution: pd.DataFrame | None = None
     source: str = ""
+    train_only: tuple[str, ...] = ()
+    """Training columns the folder's test rows lack, already left out of `train`."""
+    notes: tuple[str, ...] = ()
+    """How the folder's files were read (which file is what, what was joined or left out)."""
+
+    @property
+    def description(self) -> str:
+        return "## How AGENT-K read the files\n" + "".join(f"- {n}\n" for n in self.notes) if self.notes else ""
 
 
 def read_table(path: Path) -> pd.DataFrame:
@@ -66,7 +74,7 @@ def from_folder(folder: Path, name: str, targets: list[str], *, solution: Path |
         raise CompetitionInputError(str(exc)) from None
     except (OSError, ValueError, ImportError) as exc:
         raise CompetitionInputError(f"cannot read the files of {folder}: {' '.join(str(exc).split())}") from None
-    labels = read_table(solution) if solution else None
+    labels = read_table(solution).rename(columns=arranged.submitted_as) if solution else None
     if labels is not None and arranged.classes and all(c in labels.columns for c in arranged.classes):
         labels = labels.assign(**{arranged.targets[0]: from_one_hot(labels[arranged.classes])})
     return UserTables(
@@ -76,6 +84,8 @@ def from_folder(folder: Path, name: str, targets: list[str], *, solution: Path |
         test=arranged.test,
         solution=labels,
         source=f"user files ({folder.name}/)",
+        train_only=tuple(arranged.train_only),
+        notes=tuple(arranged.notes),
     )
 
 

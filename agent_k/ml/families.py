@@ -1,0 +1,171 @@
+"""The model families, one declaration each: the estimator, its fixed arguments, its search space and defaults,
+its traits (what input it needs, how it treats missing values, whether it is seeded) and what a warm worker
+preloads for it. A new family is one entry here (and its package in `pyproject.toml`): the renderer, the search,
+Research's recommendations and the warm workers read this table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from agent_k.ml.params import Choice, Param, ParamValue
+
+
+class ModelFamily(StrEnum):
+    lightgbm = "lightgbm"
+    hist_gradient_boosting = "hist_gradient_boosting"
+    random_forest = "random_forest"
+    extra_trees = "extra_trees"
+    linear = "linear"
+    knn = "knn"
+    naive = "naive"
+    """A naive forecast (last value, seasonal naive, recent mean per series): no model."""
+
+    @property
+    def spec(self) -> Family:
+        return FAMILIES[self]
+
+
+@dataclass(frozen=True)
+class DataTraits:
+    """What Research found that decides which families suit the data, and in which order."""
+
+    rows: int
+    text: bool = False
+    numeric_only: bool = False
+    forecast: bool = False
+    """A regression forecast of unique (series, time) rows: the naive forecasts apply."""
+
+
+Arguments = Callable[[dict[str, ParamValue], bool, bool], dict[str, ParamValue]]
+"""(the recipe's params, regression, reads text) -> the estimator's keyword arguments."""
+
+
+@dataclass(frozen=True)
+class Family:
+    module: str
+    """Where the estimators live (empty for a family without a model)."""
+    classifier: str
+    regressor: str
+    space: Mapping[str, Param | Choice]
+    defaults: Mapping[str, ParamValue]
+    rank: Callable[[DataTraits], float | None]
+    """Its place among Research's recommendations for data of these traits (lower first); None: not for it."""
+    fixed: str = ""
+    """Arguments every fit gets, in the script's terms (SEED, N_JOBS)."""
+    arguments: Arguments | None = None
+    """How the recipe's params become the estimator's arguments, where they are not passed as they are."""
+    text_defaults: Mapping[str, ParamValue] = field(default_factory=dict)
+    """Defaults that differ when the family reads TF-IDF text."""
+    scaled: bool = False
+    """Needs standard-scaled numbers and one-hot categories (a dense, comparable input)."""
+    handles_missing: bool = False
+    """Its trees learn where missing values go, so imputing them first only costs time and information."""
+    seeded: bool = True
+    """Its fit depends on a random seed, so seeds of one recipe differ and blend well."""
+    reads_sparse_text: bool = False
+    """Reads the TF-IDF matrix itself (else text reaches it through a stacked text model)."""
+    native_categorical: bool = False
+    """Can split on categories themselves (LightGBM's categorical features)."""
+    forecast_form: Literal["ratio", "difference"] = "ratio"
+    """How it predicts a forecast of a positive target relative to the series' level: trees cannot extrapolate a
+    trend, so they predict ratios; a linear model extrapolates differences."""
+    preload: tuple[str, ...] = ()
+    """Modules a warm worker imports once for it."""
+    gpu: bool = False
+    """Uses a GPU where one is present."""
+
+    @property
+    def model_free(self) -> bool:
+        return not self.module
+
+
+def _linear_arguments(params: dict[str, ParamValue], regression: bool, text: bool) -> dict[str, ParamValue]:
+    """Ridge's alpha is logistic regression's 1/C, so both search one C; TF-IDF wants its own solver."""
+    from agent_k.ml.textfeatures import TEXT_SOLVER  # scikit-learn: imported when a script is rendered, not before
+
+    if regression:
+        return {"alpha": round(1.0 / float(params["C"]), 6)}
+    return {**params, **(TEXT_SOLVER if text else {"max_iter": 3000})}
+
+
+_FOREST = {
+    "n_estimators": Param(50, 500, log=True, integer=True),
+    "min_samples_leaf": Param(1, 20, log=True, integer=True),
+    "max_features": Param(0.2, 1.0),
+}
+
+FAMILIES: dict[ModelFamily, Family] = {
+    ModelFamily.lightgbm: Family(
+        "lightgbm", "LGBMClassifier", "LGBMRegressor",
+        space={
+            "n_estimators": Param(50, 1500, log=True, integer=True),
+            "learning_rate": Param(0.01, 0.3, log=True),
+            "num_leaves": Param(4, 128, log=True, integer=True),
+            "min_child_samples": Param(2, 100, log=True, integer=True),
+            "subsample": Param(0.5, 1.0),
+            "colsample_bytree": Param(0.3, 1.0),
+            "reg_lambda": Param(1e-3, 10.0, log=True),
+        },
+        defaults={"n_estimators": 300, "learning_rate": 0.05, "num_leaves": 31, "min_child_samples": 20,
+                  "subsample": 0.8, "colsample_bytree": 0.8, "reg_lambda": 0.1},
+        rank=lambda data: 1 if data.text else 0,
+        fixed="subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
+        handles_missing=True, native_categorical=True, preload=("lightgbm",),
+    ),
+    ModelFamily.hist_gradient_boosting: Family(
+        "sklearn.ensemble", "HistGradientBoostingClassifier", "HistGradientBoostingRegressor",
+        space={
+            "learning_rate": Param(0.01, 0.3, log=True),
+            "max_iter": Param(50, 1000, log=True, integer=True),
+            "max_leaf_nodes": Param(4, 128, log=True, integer=True),
+            "min_samples_leaf": Param(2, 100, log=True, integer=True),
+            "l2_regularization": Param(1e-4, 10.0, log=True),
+        },
+        defaults={"learning_rate": 0.1, "max_iter": 200, "max_leaf_nodes": 31, "min_samples_leaf": 20,
+                  "l2_regularization": 0.01},
+        rank=lambda data: 3, fixed="random_state=SEED", handles_missing=True, preload=("sklearn.ensemble",),
+    ),
+    ModelFamily.random_forest: Family(
+        "sklearn.ensemble", "RandomForestClassifier", "RandomForestRegressor", space=_FOREST,
+        defaults={"n_estimators": 100, "min_samples_leaf": 1, "max_features": 0.5},
+        rank=lambda data: 5, fixed="random_state=SEED, n_jobs=N_JOBS", preload=("sklearn.ensemble",),
+    ),
+    ModelFamily.extra_trees: Family(
+        "sklearn.ensemble", "ExtraTreesClassifier", "ExtraTreesRegressor", space=_FOREST,
+        defaults={"n_estimators": 100, "min_samples_leaf": 1, "max_features": 0.7},
+        rank=lambda data: 4, fixed="random_state=SEED, n_jobs=N_JOBS", preload=("sklearn.ensemble",),
+    ),
+    ModelFamily.linear: Family(
+        "sklearn.linear_model", "LogisticRegression", "Ridge",
+        space={"C": Param(1e-3, 100.0, log=True)}, defaults={"C": 1.0}, text_defaults={"C": 4.0},
+        rank=lambda data: 0 if data.text else 1, arguments=_linear_arguments,
+        scaled=True, seeded=False, reads_sparse_text=True, forecast_form="difference",
+        preload=("sklearn.linear_model",),
+    ),
+    ModelFamily.knn: Family(
+        "sklearn.neighbors", "KNeighborsClassifier", "KNeighborsRegressor",
+        space={"n_neighbors": Param(1, 50, log=True, integer=True), "weights": Choice(("uniform", "distance"))},
+        defaults={"n_neighbors": 10, "weights": "distance"},
+        rank=lambda data: 2 if data.numeric_only and not data.text and data.rows <= 20_000 else None,
+        scaled=True, seeded=False, preload=("sklearn.neighbors",),
+    ),
+    ModelFamily.naive: Family(
+        "", "", "", space={"method": Choice(("last", "seasonal", "mean"))}, defaults={"method": "seasonal"},
+        rank=lambda data: 6 if data.forecast else None, seeded=False,
+    ),
+}  # fmt: skip
+
+
+def recommended(data: DataTraits) -> list[ModelFamily]:
+    """The families that suit the data, in Research's order: a strong baseline, then the cheap ones (fast
+    diversity for blends)."""
+    ranked = [(rank, family) for family, spec in FAMILIES.items() if (rank := spec.rank(data)) is not None]
+    return [family for _, family in sorted(ranked, key=lambda pair: pair[0])]
+
+
+def preloaded_modules() -> tuple[str, ...]:
+    """What a warm worker imports for the families, each module once."""
+    return tuple(dict.fromkeys(module for spec in FAMILIES.values() for module in spec.preload))

@@ -1,0 +1,90 @@
+"""What a competition's folder holds: its tables by role (train, test, labels, sample submission, extra), and
+how many media files lie beside them."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_k.platforms.layouts.records import TABLES
+
+MEDIA = {
+    "image": (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".dcm", ".nii"),
+    "audio": (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a"),
+    "video": (".mp4", ".avi", ".mov", ".mkv"),
+    "array": (".npy", ".npz", ".h5", ".hdf5", ".tfrecord"),
+}
+MEDIA_FILES = 20
+"""A folder with at least this many media files holds media, beside or instead of its tables."""
+
+
+class LayoutError(ValueError):
+    """The files do not make a competition AGENT-K can enter; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class Media:
+    kind: str
+    count: int
+    suffix: str
+    """The most common file type."""
+
+    def __str__(self) -> str:
+        return f"{self.count:,} {self.kind} files ({self.suffix})"
+
+
+def role(path: Path) -> str:
+    name = path.name.lower()
+    if "sample" in name or "submission" in name:
+        return "sample"
+    if re.search(r"(^|[_\-.])labels?([_\-.]|$)", name) or ("solution" in name and "train" in name):
+        return "labels"
+    if "train" in name:
+        return "train"
+    if "test" in name:
+        return "test"
+    return "extra"
+
+
+def tables_by_role(raw: Path) -> dict[str, list[Path]]:
+    roles: dict[str, list[Path]] = {}
+    for path in sorted(p for p in raw.rglob("*") if p.is_file() and p.suffix.lower() in TABLES):
+        roles.setdefault(role(path), []).append(path)
+    return roles
+
+
+def one(roles: dict[str, list[Path]], kind: str, slug: str, *, required: bool = True) -> Path | None:
+    found = roles.get(kind, [])
+    if len(found) > 1:
+        raise LayoutError(f"'{slug}': several {kind} files ({', '.join(p.name for p in found)}); which one is meant?")
+    if not found and required:
+        raise LayoutError(f"'{slug}': no {kind} file among its tables")
+    return found[0] if found else None
+
+
+def media_in(raw: Path) -> Media | None:
+    counts: Counter[tuple[str, str]] = Counter()
+    for path in raw.rglob("*"):
+        suffix = path.suffix.lower()
+        for kind, suffixes in MEDIA.items():
+            if suffix in suffixes:
+                counts[(kind, suffix)] += 1
+    if not counts:
+        return None
+    (kind, suffix), _ = counts.most_common(1)[0]
+    total = sum(v for (k, _), v in counts.items() if k == kind)
+    return Media(kind, total, suffix) if total >= MEDIA_FILES else None
+
+
+def refuse_links_out(raw: Path, slug: str) -> None:
+    """A link (to a file or a folder) that leaves the folder is refused: whatever it points at would otherwise
+    be copied into the new competition, where every candidate reads it."""
+    root = raw.resolve()
+    for folder, dirs, files in os.walk(raw):
+        for name in (*dirs, *files):
+            path = Path(folder, name)
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                raise LayoutError(f"'{slug}': {path.relative_to(raw)} links outside the folder")

@@ -1,0 +1,66 @@
+"""Tables as competitions ship them: CSV, TSV, Parquet, JSON arrays or JSON lines, nested fields flattened."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+TABLES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet")
+MAX_JSON_LEVELS = 8
+"""Nested JSON fields are flattened this deep (`a.b.c`); deeper values stay as they are."""
+
+
+def read_records(path: Path) -> pd.DataFrame:
+    """A table from CSV, TSV, Parquet, or JSON records (an array, or one object per line), nested fields flattened
+    (`a.b`, at most MAX_JSON_LEVELS deep) and lists joined into text. JSON nested deeper than a table can be is a
+    ValueError, never a RecursionError."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return pd.read_parquet(path)
+    if suffix in (".csv", ".tsv"):
+        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+    try:
+        return _json_records(path.read_text())
+    except RecursionError:
+        raise ValueError("its JSON is nested too deeply to be a table") from None
+
+
+def _json_records(text: str) -> pd.DataFrame:
+    try:
+        records = json.loads(text)
+    except json.JSONDecodeError:
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if isinstance(records, dict):
+        records = next((v for v in records.values() if isinstance(v, list)), [records])
+    frame = pd.json_normalize(records, max_level=MAX_JSON_LEVELS)
+    for column in frame.columns:
+        if frame[column].map(lambda v: isinstance(v, list)).any():
+            frame[column] = frame[column].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
+    return frame
+
+
+def match_column(frame: pd.DataFrame, name: str) -> str | None:
+    """`name`, or the one column spelled like it but for case and separators."""
+    if name in frame.columns:
+        return name
+
+    def squash(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    same = [c for c in frame.columns if squash(str(c)) == squash(name)]
+    return str(same[0]) if len(same) == 1 else None
+
+
+def peek_columns(path: Path) -> list[str]:
+    """A table's column names, reading as little of it as its format allows."""
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return [str(c) for c in pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", nrows=0).columns]
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    return [str(c) for c in read_records(path).columns]

@@ -1,0 +1,279 @@
+"""Small folders shaped like the public folders of MLE-bench's competitions (openai/mle-bench,
+`mlebench/competitions/<slug>/prepare.py`): the same file names, columns, value types and quirks, with a few
+hundred synthetic rows whose target the features explain, so a mission can learn it.
+
+Each maker writes one folder and returns how a user would add it (`--metric`, `--target` where the files do not
+say) and what the arranged tables must hold.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROWS = 240
+TEST_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class Shape:
+    metric: str
+    targets: tuple[str, ...]
+    """The target columns of the arranged training table."""
+    target_option: tuple[str, ...] = ()
+    """What the user passes as `--target` (the files do not say)."""
+    not_features: tuple[str, ...] = ()
+    """Training columns that must not reach the test table (train-only fields)."""
+    n_test: int = 0
+    notes: tuple[str, ...] = field(default=())
+    """Words the arranged notes must mention."""
+
+
+def _split(frame: pd.DataFrame, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    test = rng.random(len(frame)) < TEST_SHARE
+    return frame[~test].reset_index(drop=True), frame[test].reset_index(drop=True)
+
+
+def _csv(frame: pd.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+
+
+def spaceship_titanic(folder: Path, rng: np.random.Generator, *, as_integers: bool = False) -> Shape:
+    """Booleans written as True/False (CryoSleep, VIP and the target Transported)."""
+    n = ROWS
+    cryo = rng.random(n) < 0.35
+    spend = np.where(cryo, 0.0, rng.gamma(1.0, 400.0, n)).round()
+    transported = cryo | (rng.random(n) < 0.15)
+    frame = pd.DataFrame({
+        "PassengerId": [f"{g:04d}_{m:02d}" for g, m in zip(range(1, n + 1), rng.integers(1, 4, n), strict=True)],
+        "HomePlanet": rng.choice(["Earth", "Europa", "Mars"], n),
+        "CryoSleep": cryo,
+        "Cabin": [f"{deck}/{i}/{rng.choice(['P', 'S'])}" for i, deck in enumerate(rng.choice(list("ABCDEFG"), n))],
+        "Destination": rng.choice(["TRAPPIST-1e", "PSO J318.5-22", "55 Cancri e"], n),
+        "Age": rng.integers(0, 80, n).astype(float),
+        "VIP": rng.random(n) < 0.05,
+        "RoomService": spend, "FoodCourt": spend / 2, "ShoppingMall": 0.0, "Spa": spend / 3, "VRDeck": 0.0,
+        "Name": [f"Name{i} Family{i % 37}" for i in range(n)],
+        "Transported": transported.astype(int) if as_integers else transported,
+    })  # fmt: skip
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="Transported"), folder / "test.csv")
+    _csv(test[["PassengerId"]].assign(Transported=0 if as_integers else False), folder / "sample_submission.csv")
+    return Shape("accuracy", ("Transported",), n_test=len(test))
+
+
+def random_acts_of_pizza(folder: Path, rng: np.random.Generator) -> Shape:
+    """JSON records; the training records carry fields known only after the request ("..._at_retrieval", the
+    giver, the flair), and the target is a JSON boolean; zipped copies of both files lie beside them."""
+    n = ROWS
+    received = rng.random(n) < 0.3
+    words = np.where(received, "please grateful family", "want pizza now")
+    records = [
+        {
+            "request_id": f"t3_{i:05x}",
+            "request_title": f"[Request] {w}",
+            "request_text_edit_aware": f"{w} story {i % 11}",
+            "requester_account_age_in_days_at_request": float(rng.gamma(2.0, 100.0)),
+            "requester_number_of_posts_at_request": int(rng.integers(0, 50)),
+            "requester_subreddits_at_request": ["pizza", "food"][: int(rng.integers(0, 3))],
+            "unix_timestamp_of_request": 1.3e9 + i * 1000.0,
+            "requester_username": f"user{i}",
+            "giver_username_if_known": "N/A" if not r else f"giver{i}",
+            "number_of_upvotes_of_request_at_retrieval": int(rng.integers(0, 30)),
+            "request_number_of_comments_at_retrieval": int(rng.integers(0, 20)) + 5 * int(r),
+            "requester_user_flair": "shroom" if r else None,
+            "post_was_edited": bool(rng.random() < 0.1),
+            "requester_received_pizza": bool(r),
+        }
+        for i, (w, r) in enumerate(zip(words, received, strict=True))
+    ]
+    test_fields = [k for k in records[0] if not k.endswith("_at_retrieval")]
+    test_fields = [k for k in test_fields if k not in ("giver_username_if_known", "requester_user_flair",
+                                                       "post_was_edited", "requester_received_pizza")]  # fmt: skip
+    is_test = rng.random(n) < TEST_SHARE
+    train = [r for r, t in zip(records, is_test, strict=True) if not t]
+    test = [{k: r[k] for k in test_fields} for r, t in zip(records, is_test, strict=True) if t]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.json").write_text(json.dumps(train, indent=4))
+    (folder / "test.json").write_text(json.dumps(test, indent=4))
+    shutil.make_archive(str(folder / "train"), "zip", folder, "train.json")
+    shutil.make_archive(str(folder / "test"), "zip", folder, "test.json")
+    sample = pd.DataFrame({"request_id": [r["request_id"] for r in test], "requester_received_pizza": 0})
+    _csv(sample, folder / "sampleSubmission.csv")
+    train_only = ("giver_username_if_known", "requester_user_flair", "post_was_edited",
+                  "number_of_upvotes_of_request_at_retrieval", "request_number_of_comments_at_retrieval")  # fmt: skip
+    return Shape("auc", ("requester_received_pizza",), not_features=train_only, n_test=len(test), notes=("only",))
+
+
+def new_york_city_taxi_fare_prediction(folder: Path, rng: np.random.Generator) -> Shape:
+    """No train.csv: `labels.csv` is the whole training table (key, fare_amount and the features)."""
+    n = ROWS
+    lon, lat = -73.98 + rng.normal(0, 0.03, (2, n))
+    dlon, dlat = -73.98 + rng.normal(0, 0.03, (2, n))
+    frame = pd.DataFrame({
+        "key": [f"2012-01-{1 + i % 28:02d} 10:{i % 60:02d}:00.000000{i}" for i in range(n)],
+        "fare_amount": (2.5 + 100 * np.hypot(lon - dlon, lat - dlat) + rng.normal(0, 0.5, n)).round(2),
+        "pickup_datetime": [f"2012-01-{1 + i % 28:02d} 10:{i % 60:02d}:00 UTC" for i in range(n)],
+        "pickup_longitude": lon, "pickup_latitude": lat, "dropoff_longitude": dlon, "dropoff_latitude": dlat,
+        "passenger_count": rng.integers(1, 6, n),
+    })  # fmt: skip
+    train, test = _split(frame, rng)
+    _csv(train, folder / "labels.csv")
+    _csv(test.drop(columns="fare_amount"), folder / "test.csv")
+    _csv(test[["key"]].assign(fare_amount=11.35), folder / "sample_submission.csv")
+    (folder / "GCP-Coupons-Instructions.rtf").write_text("{\\rtf1 coupons}")
+    return Shape("rmse", ("fare_amount",), n_test=len(test))
+
+
+def detecting_insults_in_social_commentary(folder: Path, rng: np.random.Generator) -> Shape:
+    """No id anywhere: the sample submission (`sample_submission_null.csv`) is Insult, Date, Comment, its rows
+    those of the test file."""
+    n = ROWS
+    insult = rng.random(n) < 0.3
+    comments = [f'"you are {"an idiot" if x else "right"} about {i}"' for i, x in enumerate(insult)]
+    dates = [f"2012061{i % 10}{i % 24:02d}0000Z" if i % 5 else "" for i in range(n)]
+    frame = pd.DataFrame({"Insult": insult.astype(int), "Date": dates, "Comment": comments})
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="Insult"), folder / "test.csv")
+    _csv(test.assign(Insult=0), folder / "sample_submission_null.csv")
+    return Shape("auc", ("Insult",), n_test=len(test))
+
+
+def leaf_classification(folder: Path, rng: np.random.Generator) -> Shape:
+    """192 numeric features in train.csv, an `images/` folder of every leaf's silhouette beside them, and a
+    sample submission with one probability column per species."""
+    species = ["Acer_Capillipes", "Acer_Circinatum", "Quercus_Rubra", "Salix_Intergra"]
+    n = ROWS
+    label = rng.integers(0, len(species), n)
+    features = {f"{kind}{j}": rng.normal(label * (j % 3), 1.0) for kind in ("margin", "shape", "texture")
+                for j in range(1, 65)}  # fmt: skip
+    frame = pd.DataFrame({"id": np.arange(1, n + 1), "species": np.array(species)[label], **features})
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="species"), folder / "test.csv")
+    _csv(test[["id"]].assign(**{s: 1 / len(species) for s in species}), folder / "sample_submission.csv")
+    (folder / "images").mkdir()
+    for i in frame["id"]:
+        (folder / "images" / f"{i}.jpg").write_bytes(b"\xff\xd8\xff\xe0 not a real jpeg")
+    return Shape("logloss", ("species",), n_test=len(test))
+
+
+def playground_series_s3e18(folder: Path, rng: np.random.Generator) -> Shape:
+    """Six targets EC1..EC6 in train.csv; the sample submission asks for EC1 and EC2 only."""
+    n = ROWS
+    x = rng.normal(size=(n, 4))
+    frame = pd.DataFrame({"id": range(n), "BertzCT": x[:, 0], "Chi1": x[:, 1], "EState_VSA1": x[:, 2],
+                          "fr_COO": rng.integers(0, 2, n), "NumHeteroatoms": x[:, 3]})  # fmt: skip
+    for k in range(1, 7):
+        frame[f"EC{k}"] = (x[:, k % 4] + rng.normal(0, 0.5, n) > 0).astype(int)
+    train, test = _split(frame, rng)
+    ecs = [f"EC{k}" for k in range(1, 7)]
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns=ecs), folder / "test.csv")
+    _csv(test[["id"]].assign(EC1=0.5, EC2=0.5), folder / "sample_submission.csv")
+    return Shape("mean_auc", ("EC1", "EC2"), not_features=("EC3", "EC4", "EC5", "EC6"), n_test=len(test))
+
+
+def lmsys_chatbot_arena(folder: Path, rng: np.random.Generator) -> Shape:
+    """The models' names are in train.csv only; the outcome is three one-hot columns."""
+    n = ROWS
+    winner = rng.integers(0, 3, n)
+    frame = pd.DataFrame({
+        "id": rng.choice(10**8, n, replace=False),
+        "model_a": rng.choice(["gpt-4", "llama-2"], n), "model_b": rng.choice(["claude-2", "vicuna"], n),
+        "prompt": [f'["question {i}"]' for i in range(n)],
+        "response_a": [f'["{"long detailed answer " * (3 if w == 0 else 1)}"]' for w in winner],
+        "response_b": [f'["{"long detailed answer " * (3 if w == 1 else 1)}"]' for w in winner],
+        "winner_model_a": (winner == 0).astype(int), "winner_model_b": (winner == 1).astype(int),
+        "winner_tie": (winner == 2).astype(int),
+    })  # fmt: skip
+    train, test = _split(frame, rng)
+    outcome = ["winner_model_a", "winner_model_b", "winner_tie"]
+    _csv(train, folder / "train.csv")
+    _csv(test[["id", "prompt", "response_a", "response_b"]], folder / "test.csv")
+    _csv(test[["id"]].assign(**dict.fromkeys(outcome, 1 / 3)), folder / "sample_submission.csv")
+    return Shape("logloss", ("label",), not_features=("model_a", "model_b"), n_test=len(test))
+
+
+def jigsaw_unintended_bias(folder: Path, rng: np.random.Generator) -> Shape:
+    """`target` and some forty annotation columns in train.csv only; the sample asks for `prediction`."""
+    n = ROWS
+    toxic = rng.random(n)
+    comments = [("you fool " if t > 0.5 else "thanks ") + f"note {i}" for i, t in enumerate(toxic)]
+    frame = pd.DataFrame({"id": range(7_000_000, 7_000_000 + n), "target": toxic.round(3), "comment_text": comments})
+    for column in ("severe_toxicity", "obscene", "identity_attack", "insult", "threat", "asian", "atheist",
+                   "created_date", "publication_id", "rating", "funny", "wow", "toxicity_annotator_count"):  # fmt: skip
+        frame[column] = rng.random(n).round(3)
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test[["id", "comment_text"]], folder / "test.csv")
+    _csv(test[["id"]].assign(prediction=0.0), folder / "sample_submission.csv")
+    not_features = ("severe_toxicity", "insult", "rating")
+    return Shape("rmse", ("prediction",), target_option=("target",), not_features=not_features, n_test=len(test))
+
+
+def champs_scalar_coupling(folder: Path, rng: np.random.Generator) -> Shape:
+    """`structures.csv` covers every molecule; `potential_energy.csv` and `dipole_moments.csv` only the training
+    molecules, so they must not be joined (their test columns would be empty)."""
+    molecules = [f"dsgdb9nsd_{i:06d}" for i in range(60)]
+    is_test = {m: rng.random() < TEST_SHARE for m in molecules}
+    rows = [(m, a, b) for m in molecules for a, b in ((0, 1), (1, 2), (0, 2), (2, 3))]
+    frame = pd.DataFrame(rows, columns=["molecule_name", "atom_index_0", "atom_index_1"])
+    frame.insert(0, "id", range(len(frame)))
+    frame["type"] = rng.choice(["1JHC", "2JHH", "3JHC"], len(frame))
+    frame["scalar_coupling_constant"] = (frame["type"].map({"1JHC": 90.0, "2JHH": -10.0, "3JHC": 3.0})
+                                         + rng.normal(0, 1, len(frame)))  # fmt: skip
+    test_rows = frame["molecule_name"].map(is_test)
+    train, test = frame[~test_rows], frame[test_rows]
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="scalar_coupling_constant"), folder / "test.csv")
+    _csv(test[["id"]].assign(scalar_coupling_constant=0), folder / "sample_submission.csv")
+    every = pd.DataFrame({"molecule_name": molecules, "n_atoms": rng.integers(4, 20, len(molecules))})
+    _csv(every, folder / "structures.csv")
+    trained = [m for m in molecules if not is_test[m]]
+    _csv(pd.DataFrame({"molecule_name": trained, "potential_energy": rng.normal(-400, 30, len(trained))}),
+         folder / "potential_energy.csv")  # fmt: skip
+    _csv(pd.DataFrame({"molecule_name": trained, "X": 0.1, "Y": 0.2, "Z": 0.3}), folder / "dipole_moments.csv")
+    return Shape("mae", ("scalar_coupling_constant",), n_test=len(test), notes=("potential_energy.csv",))
+
+
+def ranzcr_clip_tables(folder: Path, rng: np.random.Generator) -> Shape:
+    """A second training file (`train_annotations.csv`: one row per drawn line, several per image) beside
+    train.csv; the labels are eleven 0/1 columns with a patient id. (The X-rays themselves are left out.)"""
+    labels = ["ETT - Abnormal", "ETT - Borderline", "ETT - Normal", "NGT - Normal", "CVC - Normal"]
+    n = ROWS
+    frame = pd.DataFrame({"StudyInstanceUID": [f"1.2.826.0.1.{i}" for i in range(n)],
+                          "age_hint": rng.normal(size=n)})  # fmt: skip
+    for k, column in enumerate(labels):
+        frame[column] = (frame["age_hint"] * (k - 2) + rng.normal(0, 1, n) > 0).astype(int)
+    frame["PatientID"] = [f"ec{i % 50:04d}" for i in range(n)]
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test[["StudyInstanceUID", "age_hint", "PatientID"]], folder / "test.csv")
+    _csv(test[["StudyInstanceUID"]].assign(**dict.fromkeys(labels, 0)), folder / "sample_submission.csv")
+    annotations = train.loc[train.index.repeat(2), ["StudyInstanceUID"]].assign(label="CVC - Normal", data="[[1, 2]]")
+    _csv(annotations, folder / "train_annotations.csv")
+    return Shape("mean_auc", tuple(labels), n_test=len(test))
+
+
+MAKERS: dict[str, Callable[[Path, np.random.Generator], Shape]] = {
+    "spaceship-titanic": spaceship_titanic,
+    "random-acts-of-pizza": random_acts_of_pizza,
+    "new-york-city-taxi-fare-prediction": new_york_city_taxi_fare_prediction,
+    "detecting-insults-in-social-commentary": detecting_insults_in_social_commentary,
+    "leaf-classification": leaf_classification,
+    "playground-series-s3e18": playground_series_s3e18,
+    "lmsys-chatbot-arena": lmsys_chatbot_arena,
+    "jigsaw-unintended-bias-in-toxicity-classification": jigsaw_unintended_bias,
+    "champs-scalar-coupling": champs_scalar_coupling,
+    "ranzcr-clip-catheter-line-classification": ranzcr_clip_tables,
+}
