@@ -13,7 +13,7 @@ LAYERS = (
     ("dashboard",),
     ("mission",),
     ("ml", "platforms"),
-    ("competition", "store", "events"),
+    ("competition", "store", "events", "media"),
     ("config", "secrets", "llm", "tracing", "_blocking", "_failpoints"),
 )
 """Top to bottom: a package may import the floors below it, and its own floor where no cycle results."""

@@ -68,12 +68,12 @@ def _search_kaggle(settings: Settings, words: list[str]) -> list[Competition]:
 @app.command("show")
 def show(competition_id: Annotated[str, typer.Argument()]) -> None:
     """Describe a competition and its leaderboard (materialising a built-in one on first use)."""
-    from agent_k.platforms.base import CompetitionNotFound
+    from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported
 
     platform = local_platform(load_settings())
     try:
         spec = platform.ensure(competition_id)
-    except CompetitionNotFound as exc:
+    except (CompetitionNotFound, CompetitionUnsupported) as exc:
         fail_input(str(exc))
     console = Console()
     console.print(f"[bold]{spec.title}[/] ({spec.id})\n{spec.description}")

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from agent_k.competition.kinds import LABEL_METRICS, MAXIMIZED, MetricName, PredictionKind, TaskType
+
+MediaKind = Literal["image", "audio"]
+MEDIA_FOLDER = "media"
+"""The public folder's subfolder that holds a media competition's files."""
+
+
+class MediaSpec(BaseModel):
+    """A competition whose rows are files: each row names its file in `column`, relative to `media/`."""
+
+    kind: MediaKind
+    column: str = "path"
 
 
 class Competition(BaseModel):
@@ -27,6 +40,7 @@ class Competition(BaseModel):
     """The columns that, with time, identify a row (a forecast of many series)."""
     group_column: str | None = None
     """An entity whose rows belong together in validation (a patient, a user, a store)."""
+    media: MediaSpec | None = None
     train_only: list[str] = Field(default_factory=list)
     """Training columns the test rows lack (outcomes, fields filled in later): left out of the tables, named here."""
     n_train: int = 0

@@ -93,6 +93,26 @@ class CVScheme(BaseModel):
         return {"kind": self.kind, "n_folds": self.n_folds, "seed": self.seed, "horizon": horizon, "gap": self.gap}
 
 
+class MediaProfile(BaseModel):
+    """What the competition's media files are, read by the featurisation job (in the sandbox)."""
+
+    kind: str
+    files: int
+    unreadable: int = 0
+    """Files no decoder read, or empty ones: their rows get no media features (the models impute them)."""
+    unreadable_examples: list[str] = Field(default_factory=list)
+    formats: dict[str, int] = Field(default_factory=dict)
+    channels: dict[str, int] = Field(default_factory=dict)
+    """Images: by mode (RGB, L, RGBA, I;16, …); audio: by channel count."""
+    quantiles: dict[str, list[float]] = Field(default_factory=dict)
+    """Minimum, median and maximum of width, height and aspect (images) or seconds and sample rate (audio)."""
+    duplicates: int = 0
+    """Test files whose bytes equal a training file's (their label is known)."""
+    features: int = 0
+    embedding: str = ""
+    """How images were embedded (network, pixels, mirrored), or empty."""
+
+
 class ResearchFindings(BaseModel):
     n_train: int
     n_test: int
@@ -112,6 +132,7 @@ class ResearchFindings(BaseModel):
     text_columns: list[str] = Field(default_factory=list)
     time: TimeStructure | None = None
     """The rows' time, when one orders them (a forecast, or time-ordered rows that are not one)."""
+    media: MediaProfile | None = None
     train_only: list[str] = Field(default_factory=list)
     """Columns the training files hold and the test rows lack (outcomes, fields filled in later): never features."""
     group_candidates: dict[str, float] = Field(default_factory=dict)

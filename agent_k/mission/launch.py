@@ -178,7 +178,7 @@ def check_sandbox(settings: Settings) -> None:
 
 async def check_competition(platform: str, competition: str | None, settings: Settings) -> None:
     """The platform is usable from here and, when one is named, has the competition (nothing is downloaded)."""
-    from agent_k.platforms.base import CompetitionNotFound, PlatformError
+    from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported, PlatformError
     from agent_k.platforms.factory import check_platform, verify_competition
     from agent_k.platforms.kaggle.credentials import CredentialsMissing
 
@@ -187,7 +187,7 @@ async def check_competition(platform: str, competition: str | None, settings: Se
             check_platform(platform, settings)
         else:
             await verify_competition(platform, competition, settings)
-    except (CompetitionNotFound, CredentialsMissing) as exc:
+    except (CompetitionNotFound, CompetitionUnsupported, CredentialsMissing) as exc:
         raise LaunchError(str(exc)) from None
     except PlatformError as exc:
         raise LaunchError(str(exc), platform_failed=True) from None

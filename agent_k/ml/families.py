@@ -37,6 +37,13 @@ class DataTraits:
     numeric_only: bool = False
     forecast: bool = False
     """A regression forecast of unique (series, time) rows: the naive forecasts apply."""
+    media: bool = False
+    """The rows are images or sounds: a thousand dense features an image, where linear models come first."""
+
+    @property
+    def wide(self) -> bool:
+        """TF-IDF or embeddings: many weak columns, where a linear model is fast and strong, trees slow."""
+        return self.text or self.media
 
 
 Arguments = Callable[[dict[str, ParamValue], bool, bool], dict[str, ParamValue]]
@@ -111,7 +118,7 @@ FAMILIES: dict[ModelFamily, Family] = {
         },
         defaults={"n_estimators": 300, "learning_rate": 0.05, "num_leaves": 31, "min_child_samples": 20,
                   "subsample": 0.8, "colsample_bytree": 0.8, "reg_lambda": 0.1},
-        rank=lambda data: 1 if data.text else 0,
+        rank=lambda data: 1 if data.wide else 0,
         fixed="subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
         handles_missing=True, native_categorical=True, preload=("lightgbm",),
     ),
@@ -141,7 +148,7 @@ FAMILIES: dict[ModelFamily, Family] = {
     ModelFamily.linear: Family(
         "sklearn.linear_model", "LogisticRegression", "Ridge",
         space={"C": Param(1e-3, 100.0, log=True)}, defaults={"C": 1.0}, text_defaults={"C": 4.0},
-        rank=lambda data: 0 if data.text else 1, arguments=_linear_arguments,
+        rank=lambda data: 0 if data.wide else 1, arguments=_linear_arguments,
         scaled=True, seeded=False, reads_sparse_text=True, forecast_form="difference",
         preload=("sklearn.linear_model",),
     ),

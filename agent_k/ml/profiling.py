@@ -248,6 +248,7 @@ def _recommended_families(
         text=any(c.kind == "text" for c in columns),
         numeric_only=all(c.kind == "numeric" for c in columns),
         forecast=time is not None and time.forecast and time.unique and spec.task is TaskType.regression,
+        media=spec.media is not None,
     )
     return [family.value for family in recommended(data)]
 

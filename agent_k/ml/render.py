@@ -40,6 +40,8 @@ PRIOR_LIBRARY = (
 )
 """What the training prior's script holds: its folds, and the prior itself."""
 
+MEDIA_FEATURES = "media_features.parquet"
+"""A media competition's features, written once per mission into its data folder (`agent_k.ml.featurise`)."""
 FOLD_AVERAGE_ROWS = 100_000
 """From this many training rows on, a submission averages the CV fold models: a final fit on all rows would
 cost as much again as one fold, and at that size it adds little over three models on two thirds of the rows."""
@@ -127,6 +129,7 @@ def competition_constants(competition: Competition, cv: CVScheme) -> dict[str, s
         "group_column": literal(cv.group_column),
         "time": literal(cv.time.spec() if cv.kind == "forward" and cv.time else None),
         "seed": literal(cv.seed),
+        "media": literal({"column": m.column, "features": MEDIA_FEATURES} if (m := competition.media) else None),
     }
 
 

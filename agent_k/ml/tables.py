@@ -7,6 +7,8 @@ the tables with `solution.py --tables`; without the flag the script reads the CS
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -38,23 +40,31 @@ def write_tables(frames: dict[str, pd.DataFrame], data_dir: Path) -> str | None:
     import pyarrow as pa
 
     written: list[Path] = []
+    with unlocked(data_dir):
+        try:
+            for csv_name, frame in frames.items():
+                target = table_path(data_dir, csv_name)
+                partial = target.with_name(target.name + ".partial")
+                stored = frame.copy()
+                for column in stored.columns:
+                    if stored[column].dtype == object:
+                        stored[column] = stored[column].astype("category")
+                stored.to_parquet(partial, index=False)
+                partial.chmod(0o444)
+                partial.replace(target)
+                written.append(target)
+        except (pa.ArrowException, TypeError, ValueError, OSError) as exc:
+            for path in (*written, *data_dir.glob("*.partial")):
+                path.unlink(missing_ok=True)
+            return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+@contextlib.contextmanager
+def unlocked(data_dir: Path) -> Iterator[None]:
+    """The read-only data folder, writable for what the mission adds to it (never while candidates run)."""
     data_dir.chmod(0o755)
     try:
-        for csv_name, frame in frames.items():
-            target = table_path(data_dir, csv_name)
-            partial = target.with_name(target.name + ".partial")
-            stored = frame.copy()
-            for column in stored.columns:
-                if stored[column].dtype == object:
-                    stored[column] = stored[column].astype("category")
-            stored.to_parquet(partial, index=False)
-            partial.chmod(0o444)
-            partial.replace(target)
-            written.append(target)
-    except (pa.ArrowException, TypeError, ValueError, OSError) as exc:
-        for path in (*written, *data_dir.glob("*.partial")):
-            path.unlink(missing_ok=True)
-        return f"{type(exc).__name__}: {exc}"
+        yield
     finally:
         data_dir.chmod(0o555)
-    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import datetime
 from enum import StrEnum
@@ -11,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from agent_k.competition import Competition, Criteria
+from agent_k.competition.models import MEDIA_FOLDER
 
 
 class SubmissionStatus(StrEnum):
@@ -44,10 +46,24 @@ PUBLIC_FILES = ("train.csv", "test.csv", "sample_submission.csv", "description.m
 
 
 def copy_public_files(public: Path, dest: Path) -> list[Path]:
+    """The public files, and a media competition's `media/` folder (its files linked where the disk allows)."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in PUBLIC_FILES:
         shutil.copyfile(public / name, dest / name)
-    return [dest / name for name in PUBLIC_FILES]
+    copied = [dest / name for name in PUBLIC_FILES]
+    if (public / MEDIA_FOLDER).is_dir():
+        shutil.rmtree(dest / MEDIA_FOLDER, ignore_errors=True)
+        shutil.copytree(public / MEDIA_FOLDER, dest / MEDIA_FOLDER, copy_function=link_or_copy)
+        copied.append(dest / MEDIA_FOLDER)
+    return copied
+
+
+def link_or_copy(source: str, dest: str) -> None:
+    """A hard link (the files are read-only from here on), else a copy (another disk)."""
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copyfile(source, dest)
 
 
 class PlatformError(Exception):
@@ -60,6 +76,10 @@ class CompetitionNotFound(PlatformError):
         super().__init__(f"unknown competition '{competition_id}'{hint}")
         self.competition_id = competition_id
         self.suggestions = suggestions
+
+
+class CompetitionUnsupported(PlatformError):
+    """The competition exists but cannot be entered here (its media extra is not installed, say)."""
 
 
 class SubmissionQuotaRefused(PlatformError):

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 
 from agent_k.api.deps import CompetitionId, PlatformDep
 from agent_k.competition import Competition
-from agent_k.platforms.base import CompetitionNotFound, LeaderboardEntry
+from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported, LeaderboardEntry
 
 router = APIRouter(prefix="/competitions", tags=["competitions"])
 
@@ -29,4 +29,6 @@ async def get_competition(competition_id: CompetitionId, platform: PlatformDep) 
         leaderboard = await platform.leaderboard(competition_id)
     except CompetitionNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except CompetitionUnsupported as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     return CompetitionDetail(competition=competition, leaderboard=leaderboard)

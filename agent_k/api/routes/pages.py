@@ -19,7 +19,7 @@ from agent_k.api.session import SESSION_COOKIE, csrf_value, matches, same_origin
 from agent_k.dashboard import page
 from agent_k.dashboard.render import mission_meta
 from agent_k.mission.document import mission_document
-from agent_k.platforms.base import CompetitionNotFound
+from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported
 from agent_k.store.overview import mission_overviews
 
 router = APIRouter(tags=["dashboard"], include_in_schema=False)
@@ -60,6 +60,8 @@ async def competition_page(competition_id: CompetitionId, csrf: Csrf, platform: 
         board = await platform.leaderboard(competition_id)
     except CompetitionNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except CompetitionUnsupported as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     final = any(e.private_score is not None for e in board)
     scored = [e for e in board if (e.private_score if final else e.public_score) is not None]
     ordered = sorted(scored, key=lambda e: (e.private_score if final else e.public_score) or 0.0)

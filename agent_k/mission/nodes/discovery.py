@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.research import ResearchNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import MissionResult, MissionState
-from agent_k.platforms.base import CompetitionNotFound
+from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported
 
 
 def rank_competitions(competitions: list[Competition], criteria: Criteria) -> list[Competition]:
@@ -37,18 +38,29 @@ def rank_competitions(competitions: list[Competition], criteria: Criteria) -> li
     return sorted(filter(fits, competitions), key=relevance)
 
 
+READ_ONLY = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+
+
 def _read_only_copy(source: list[Path], dest: Path) -> None:
     """Replace `dest` with read-only copies, so a candidate can neither change nor delete the data."""
     staging = dest.with_name(dest.name + ".staging")
     for folder in (staging, dest):
         if folder.exists():
-            folder.chmod(0o755)
+            for inner, _, _ in os.walk(folder):  # a media folder's read-only folders too
+                Path(inner).chmod(0o755)
             shutil.rmtree(folder)
     staging.mkdir(parents=True)
     for path in source:
         copied = staging / path.name
+        if path.is_dir():  # a media folder: moved whole (the downloads are deleted next), then made read-only
+            shutil.move(path, copied)
+            for inside, _, files in os.walk(copied):
+                for name in files:
+                    (Path(inside) / name).chmod(READ_ONLY)
+                Path(inside).chmod(0o555)
+            continue
         shutil.copyfile(path, copied)
-        copied.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        copied.chmod(READ_ONLY)
     staging.rename(dest)
     dest.chmod(0o555)
 
@@ -67,7 +79,7 @@ class DiscoveryNode(PhaseNode):
         if criteria.competition:
             try:
                 named = await deps.platform.get_competition(criteria.competition)
-            except CompetitionNotFound as exc:
+            except (CompetitionNotFound, CompetitionUnsupported) as exc:
                 return self.fail(ctx, "no_matching_competition", str(exc))
             matches = [named]
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,18 +11,24 @@ import pandas as pd
 from pydantic_graph import End
 
 from agent_k._blocking import run_blocking
-from agent_k.competition.research import ResearchFindings
+from agent_k.competition.research import MediaProfile, ResearchFindings
 from agent_k.events.models import ResearchFinding
 from agent_k.mission.agents import AgentFailed, ResearchPlan, scientist_plan
+from agent_k.mission.candidates import candidate_limits
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.prototype import PrototypeNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import MissionResult
+from agent_k.ml.featurise import CHUNK_TIMEOUT_S, FeaturesFailed, featurise, media_notes, plan_features
 from agent_k.ml.profiling import profile
 from agent_k.ml.tables import write_tables
 
 PROFILE = Step(Phase.research, "profile", "read the competition's files and profile them for modelling")
+FEATURES = Step(Phase.research, "features", "featurise the competition's media files once, for every candidate")
+FEATURE_SHARE = 0.25
+"""Of the mission's budget, what the media features may take: the plan picks the richest embedding that fits."""
+FEATURE_MEMORY_MB = 4096
 TABLES_MIN_ROWS = 10_000
 """Below this a CSV parses in milliseconds: the Parquet copy would only cost the time to write it."""
 
@@ -41,6 +48,8 @@ class ResearchNode(PhaseNode):
             try:
                 train = await asyncio.to_thread(pd.read_csv, data_dir / "train.csv")
                 test = await asyncio.to_thread(pd.read_csv, data_dir / "test.csv")
+                if competition.media:  # a file name is no feature: the files' features come in the next step
+                    train, test = (t.drop(columns=[competition.media.column]) for t in (train, test))
                 findings = await run_blocking(profile, competition, train, test)
                 unwritten = None
                 if len(train) >= TABLES_MIN_ROWS:
@@ -56,19 +65,27 @@ class ResearchNode(PhaseNode):
         assert profiled is not None  # a profile cannot be ignored: nothing follows without one
         findings, unwritten = profiled
         state.research_findings = findings
+        if competition.media is not None:
+            try:
+                media = await run_step(state, ctx.deps, FEATURES, lambda: self._featurise(ctx, data_dir))
+            except StepError as failed:
+                return self.fail(ctx, failed.reason, failed.detail)
+            findings.media = media
+            findings.notes.extend(media_notes(media) if media else [])
         try:
             plan = await scientist_plan(state, ctx.deps)
         except AgentFailed as exc:
             return self.fail(ctx, "agent_failed", str(exc))
         if plan is not None:
             await self._apply(ctx, plan)
+        features = len(findings.columns) + (findings.media.features if findings.media else 0)
         await self.emit(
             ctx,
             ResearchFinding(
                 kind="profile",
                 rows=findings.n_train,
-                features=len(findings.columns),
-                message=f"{findings.n_train:,} rows, {len(findings.columns)} features; CV: {findings.cv.n_folds}-fold "
+                features=features,
+                message=f"{findings.n_train:,} rows, {features:,} features; CV: {findings.cv.n_folds}-fold "
                 f"{findings.cv.kind}; families: {', '.join(findings.model_families)}",
             ),
         )
@@ -85,6 +102,25 @@ class ResearchNode(PhaseNode):
         for note in findings.notes:
             await self.emit(ctx, ResearchFinding(kind="note", message=note))
         return PrototypeNode()
+
+    async def _featurise(self, ctx: PhaseContext, data_dir: Path) -> MediaProfile:
+        """The files' features, once: chunks a killed mission finished are kept (`agent_k.ml.featurise`)."""
+        state, deps = ctx.state, ctx.deps
+        competition = state.selected_competition
+        assert competition is not None and competition.media is not None
+        files = competition.n_train + competition.n_test
+        plan = plan_features(competition.media.kind, files, deps.budget.total_s * FEATURE_SHARE)
+        threads = max(1, os.cpu_count() or 1)
+        limits = candidate_limits(deps, state, timeout_s=CHUNK_TIMEOUT_S, threads=threads, memory_mb=FEATURE_MEMORY_MB)
+
+        async def progress(done: int, total: int) -> None:
+            await self.emit(ctx, ResearchFinding(kind="features", message=f"featurised {done:,} of {total:,} files"))
+
+        try:
+            return await featurise(competition, data_dir, deps.mission_dir / "features", plan, limits,
+                                   models=deps.settings.home / "models", progress=progress)  # fmt: skip
+        except (FeaturesFailed, OSError, ValueError) as exc:
+            raise StepError("research_failed", f"cannot featurise the media files: {exc}") from exc
 
     async def _apply(self, ctx: PhaseContext, plan: ResearchPlan) -> None:
         """The plan orders the families and may leave columns out; scores still come from our CV."""

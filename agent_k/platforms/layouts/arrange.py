@@ -9,11 +9,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_k.platforms.layouts.files import LayoutError, media_in, one, refuse_links_out, tables_by_role
+from agent_k.competition.models import MediaKind
+from agent_k.media import missing_extra
+from agent_k.platforms.layouts.files import LayoutError, Media, media_in, one, refuse_links_out, tables_by_role
+from agent_k.platforms.layouts.media import FileIndex, media_rows
 from agent_k.platforms.layouts.records import match_column, peek_columns, read_records
 from agent_k.platforms.layouts.targets import listed, resolve_targets
 
 MAX_JOINS = 5
+MEDIA_KINDS = ("image", "audio")
 MIN_TEST_COVER = 0.5
 """An extra table is joined only when it holds at least this share of the test rows' keys: one that covers only
 the training rows would give the test rows empty columns."""
@@ -35,6 +39,10 @@ class Arranged:
     """The sample submission had no id: its rows are the test rows, which it repeats by these test columns."""
     submitted_as: dict[str, str] = field(default_factory=dict)
     """A target column renamed to the name the submission gives it."""
+    media: MediaKind | None = None
+    """The rows are files of this kind: `path` names each one's, relative to `media/`."""
+    files: dict[str, Path] = field(default_factory=dict)
+    """Where each `path` lies now (to be copied under `media/`)."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +55,57 @@ class _SampleColumns:
 
 def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None) -> Arranged:
     """The canonical tables of the competition whose files are under `raw`; `LayoutError` when it cannot be.
-    `targets`: the target columns, when the caller knows them (else they are read off the sample submission)."""
+    `targets`: the target columns, when the caller knows them (else they are read off the sample submission).
+
+    A folder of images or audio is a media competition when its files are the rows (named by a table, or in one
+    folder per class). Without the media extra, or when no table names the files, tables that hold features
+    are entered alone, the files left unread; with no features either, the folder is refused saying why."""
     refuse_links_out(raw, slug)
     tables = tables_by_role(raw)
+    media = media_in(raw)
+    if media is None:
+        return _arrange_tables(raw, slug, tables, targets)
+    problem = missing_extra(media.kind) if media.kind in MEDIA_KINDS else f"{media.kind} data is not supported yet"
+    if problem is None:
+        try:
+            return _arrange_media(raw, slug, media, tables, targets)
+        except LayoutError as refused:
+            problem = str(refused).removeprefix(f"'{slug}': ")
+    refusal = f"'{slug}' holds {media}: {problem}"
+    try:
+        arranged = _arrange_tables(raw, slug, tables, targets, refusal=refusal)
+    except LayoutError:
+        raise LayoutError(refusal) from None
+    arranged.notes.append(f"{media} lie beside the tables, which hold the features: the files are not read "
+                          f"({problem})")  # fmt: skip
+    return arranged
+
+
+def _arrange_media(raw: Path, slug: str, media: Media, tables: dict[str, list[Path]], targets: list[str] | None
+                   ) -> Arranged:  # fmt: skip
+    notes: list[str] = []
+    sample_path = one(tables, "sample", slug)
+    assert sample_path is not None
+    sample = read_records(sample_path)
+    if sample.shape[1] < 2:
+        raise LayoutError(f"'{slug}': the sample submission has no column to predict")
+    id_column, predicted = str(sample.columns[0]), [str(c) for c in sample.columns[1:]]
+    rows = media_rows(slug, FileIndex.of(raw, media.kind), media.kind, tables, sample, notes)
+    train, chosen, classes = resolve_targets(slug, rows.train, rows.test, predicted, targets, notes)
+    train_only = _train_only(train, rows.test, id_column, chosen)
+    if train_only:
+        train = train.drop(columns=train_only)
+        notes.append(f"{len(train_only)} columns only in training ({listed(train_only)}): not features")
+    notes.append(f"{len(rows.files):,} {media.kind} files: {len(train):,} training rows, {len(rows.test):,} test rows")
+    kind: MediaKind = "image" if media.kind == "image" else "audio"
+    return Arranged(train, rows.test, sample, id_column, chosen, classes, notes, train_only, media=kind,
+                    files=rows.files)  # fmt: skip
+
+
+def _arrange_tables(
+    raw: Path, slug: str, tables: dict[str, list[Path]], targets: list[str] | None, *, refusal: str = ""
+) -> Arranged:
+    """The tables alone. `refusal`: why the folder is refused when its test rows come with no features."""
     notes: list[str] = []
     sample_path = one(tables, "sample", slug)
     assert sample_path is not None
@@ -68,6 +124,8 @@ def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None) ->
         id_column = columns.id_column
         test = _test_table(slug, test_file, sample, id_column, notes)
         sample = sample.rename(columns={sample.columns[0]: id_column})
+    if refusal and not [c for c in test.columns if c != id_column]:
+        raise LayoutError(refusal)
     for extra in extras[:MAX_JOINS]:
         train, test = _join(extra, train, test, notes)
     renamed = dict(zip(targets or [], columns.predicted, strict=False))
@@ -76,10 +134,6 @@ def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None) ->
     if train_only:
         train = train.drop(columns=train_only)
         notes.append(f"{len(train_only)} columns only in training ({listed(train_only)}): not features")
-    if (media := media_in(raw)) is not None:
-        if not [c for c in test.columns if c != id_column]:
-            raise LayoutError(f"'{slug}' holds {media}: {media.kind} data is not supported yet")
-        notes.append(f"{media} lie beside the tables, which hold the features: the files are not read")
     if id_column not in train.columns:
         train.insert(0, id_column, np.arange(len(train)))
         notes.append(f"training rows numbered as '{id_column}' (the files give them no id)")

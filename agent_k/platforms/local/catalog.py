@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
 from agent_k.competition import MetricName, TaskType
-from agent_k.platforms.local import datasets
+from agent_k.competition.models import MediaKind
+from agent_k.platforms.local import datasets, media_datasets
 from agent_k.platforms.local.splits import RANDOM, HiddenRows
 
 
@@ -21,7 +23,7 @@ class BuiltinCompetition:
     metric: MetricName
     source: str
     description: str
-    load: Callable[[], pd.DataFrame]
+    load: Callable[[], pd.DataFrame] | None
     task: TaskType
     rows: int
     tags: tuple[str, ...] = field(default_factory=tuple)
@@ -29,6 +31,10 @@ class BuiltinCompetition:
     """Which rows are hidden as the test: at random, or (a forecast) the future."""
     targets: tuple[str, ...] = ()
     """Several target columns (multi-label or multi-target)."""
+    media: MediaKind | None = None
+    """The rows are files: `load` is None, and `write_media` writes them under a folder and returns the table
+    (an id, each file's `path` under that folder, the target)."""
+    write_media: Callable[[Path], pd.DataFrame] | None = None
 
 
 BUILTINS: dict[str, BuiltinCompetition] = {
@@ -214,6 +220,56 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             TaskType.binary,
             8614,
             ("text", "binary"),
+        ),
+        BuiltinCompetition(
+            "digits-images",
+            "Handwritten digits, as images",
+            "digit",
+            "accuracy",
+            "scikit-learn digits (UCI optical recognition of handwritten digits)",
+            "Name the digit in each 32-pixel grayscale PNG: scikit-learn's 1,797 handwritten digits (8x8 scans of 16 "
+            "grey levels, enlarged). Chosen as the small, glyph-like image shape, where a network pretrained on "
+            "photographs sees little and a small network trained on the glyphs themselves does well.",
+            None,
+            TaskType.multiclass,
+            1797,
+            ("image", "multiclass", "small"),
+            media="image",
+            write_media=media_datasets.digits,
+        ),
+        BuiltinCompetition(
+            "photo-zoom",
+            "How far zoomed in is the photograph",
+            "crop_px",
+            "rmse",
+            "scikit-image's bundled photographs",
+            "Each 64-pixel image is a square crop of one of scikit-image's sixteen bundled photographs (an astronaut, "
+            "a cat, coffee, a rocket, the Hubble deep field, tissue, a retina, cells, coins, the moon, brick, grass, "
+            "gravel, printed text...), taken 40 to 200 pixels a side and shrunk: predict that side from how fine the "
+            "detail is. Chosen as image regression on real photographs, colour (JPEG) and grayscale (PNG).",
+            None,
+            TaskType.regression,
+            1500,
+            ("image", "regression"),
+            media="image",
+            write_media=media_datasets.photo_zoom,
+        ),
+        BuiltinCompetition(
+            "synth-sounds",
+            "What made the sound",
+            "sound",
+            "logloss",
+            "synthesised (agent_k.platforms.local.media_datasets)",
+            "1,200 short clips of eight kinds of sound (pure, square and sawtooth tones, a plucked string, a bell, a "
+            "snare, a kick drum, a chirp) at random pitch, length, loudness and envelope, in background noise of "
+            "random level, as WAV, FLAC and OGG files: name the kind. Chosen as the audio shape: no package ships "
+            "labelled recordings, so the sounds are made here, with the overlap (pitch, noise) that makes it hard.",
+            None,
+            TaskType.multiclass,
+            1200,
+            ("audio", "multiclass"),
+            media="audio",
+            write_media=media_datasets.synth_sounds,
         ),
         BuiltinCompetition(
             "bird-strikes",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +20,8 @@ import pandas as pd
 from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, PredictionKind, TaskType
 from agent_k.competition.kinds import BINARY_METRICS, MULTILABEL_METRICS
 from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.models import MEDIA_FOLDER, MediaKind, MediaSpec
+from agent_k.platforms.base import link_or_copy
 from agent_k.platforms.local.splits import RANDOM, SEED, HiddenRows, hidden_mask
 
 PUBLIC_FRACTION = 0.5
@@ -37,6 +39,8 @@ class PreparedCompetition:
     train: pd.DataFrame
     test: pd.DataFrame
     solution: pd.DataFrame | None
+    files: dict[str, Path] = field(default_factory=dict)
+    """A media competition's files: their paths under `public/media/`, and where they lie now."""
 
 
 def sorted_classes(labels: pd.Series) -> list[str]:
@@ -137,6 +141,8 @@ def prepare(
     hidden: HiddenRows = RANDOM,
     hints: Hints = Hints(),
     train_only: tuple[str, ...] = (),
+    media: MediaKind | None = None,
+    files: dict[str, Path] | None = None,
 ) -> PreparedCompetition:
     """Check the inputs and split them into public and hidden parts (nothing is written)."""
     target_columns = list(targets or [target])
@@ -208,11 +214,12 @@ def prepare(
         n_test=len(test),
         n_features=len(train.columns) - 1 - len(target_columns),
         train_only=list(train_only),
+        media=MediaSpec(kind=media) if media else None,
         source=source,
         tags=list(tags),
         has_hidden_labels=solution is not None,
     )
-    return PreparedCompetition(spec, train, test, solution)
+    return PreparedCompetition(spec, train, test, solution, dict(files or {}))
 
 
 def _check_solution(solution: pd.DataFrame, test: pd.DataFrame, id_column: str, targets: list[str]) -> pd.DataFrame:
@@ -286,6 +293,10 @@ def write(prepared: PreparedCompetition, root: Path, leaderboard: list[dict[str,
             public / "sample_submission.csv", index=False
         )
         (public / "description.md").write_text(describe(prepared.spec))
+        for relative, source in prepared.files.items():
+            target = public / MEDIA_FOLDER / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            link_or_copy(str(source), str(target))
         (public / "competition.json").write_text(prepared.spec.model_dump_json(indent=2))
         if prepared.solution is not None:
             prepared.solution.to_csv(private / "solution.csv", index=False)

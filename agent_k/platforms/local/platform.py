@@ -8,6 +8,7 @@ import fcntl
 import json
 import re
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -20,8 +21,10 @@ from agent_k._blocking import run_blocking
 from agent_k.competition import Competition, Criteria, MetricName, metrics
 from agent_k.competition.columns import time_of
 from agent_k.competition.submission_format import read_submission
+from agent_k.media import missing_extra
 from agent_k.platforms.base import (
     CompetitionNotFound,
+    CompetitionUnsupported,
     LeaderboardEntry,
     PlatformError,
     Submission,
@@ -55,8 +58,19 @@ class LocalPlatform:
     def check_known(self, competition_id: str) -> None:
         """Raise `CompetitionNotFound` (with close names) without materialising anything."""
         known = self.known_ids()
-        if competition_id not in known and builtin(competition_id) is None:
+        found = builtin(competition_id)
+        if competition_id not in known and found is None:
             raise CompetitionNotFound(competition_id, difflib.get_close_matches(competition_id, known, n=3))
+        media = found.media if found else self._media_kind(competition_id)
+        if media is not None and (problem := missing_extra(media)) is not None:
+            raise CompetitionUnsupported(f"'{competition_id}': {problem}")
+
+    def _media_kind(self, competition_id: str) -> str | None:
+        spec_path = self._folder(competition_id) / "public" / "competition.json"
+        with contextlib.suppress(OSError, ValueError):
+            media = Competition.model_validate_json(spec_path.read_text()).media
+            return media.kind if media else None
+        return None
 
     def _folder(self, competition_id: str) -> Path:
         return self.root / competition_id
@@ -76,19 +90,30 @@ class LocalPlatform:
         assert found is not None, "checked by check_known"
         from agent_k.platforms.local.references import reference_entries
 
-        prepared = materialise.prepare(
-            found.id,
-            found.title,
-            found.load(),
-            target=found.target,
-            metric=found.metric,
-            description=found.description,
-            source=found.source,
-            tags=found.tags,
-            targets=list(found.targets) or None,
-            hidden=found.hidden,
-        )
-        materialise.write(prepared, self.root, reference_entries(prepared, found.hidden.time))
+        with tempfile.TemporaryDirectory(dir=self.root, prefix=f".media-{competition_id}-") as scratch:
+            files: dict[str, Path] = {}
+            if found.write_media is not None:
+                table = found.write_media(Path(scratch))
+                files = {path: Path(scratch) / path for path in table["path"]}
+            else:
+                assert found.load is not None
+                table = found.load()
+            prepared = materialise.prepare(
+                found.id,
+                found.title,
+                table,
+                target=found.target,
+                metric=found.metric,
+                id_column="id" if found.media else None,
+                description=found.description,
+                source=found.source,
+                tags=found.tags,
+                targets=list(found.targets) or None,
+                hidden=found.hidden,
+                media=found.media,
+                files=files,
+            )
+            materialise.write(prepared, self.root, reference_entries(prepared, found.hidden.time))
 
     def add(
         self,
@@ -126,6 +151,8 @@ class LocalPlatform:
             hidden=hidden,
             hints=hints,
             train_only=tables.train_only,
+            media=tables.media,
+            files=tables.files,
         )
         time = hidden.time
         if time is None and hints.time_column is not None and tables.test is not None:  # the user's test: future?

@@ -4,13 +4,14 @@ Every problem is a `CompetitionInputError` whose message fits on one line."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from agent_k.competition.columns import time_of
 from agent_k.competition.kinds import TestSplit
+from agent_k.competition.models import MediaKind
 from agent_k.platforms.layouts import TABLES, LayoutError, arrange_folder, from_one_hot, read_records
 from agent_k.platforms.local.materialise import CompetitionInputError, Hints
 from agent_k.platforms.local.splits import RANDOM, HiddenRows
@@ -26,6 +27,9 @@ class UserTables:
     source: str = ""
     train_only: tuple[str, ...] = ()
     """Training columns the folder's test rows lack, already left out of `train`."""
+    media: MediaKind | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+    """A media competition's files: their paths under `media/`, and where they lie now."""
     notes: tuple[str, ...] = ()
     """How the folder's files were read (which file is what, what was joined or left out)."""
 
@@ -86,6 +90,8 @@ def from_folder(folder: Path, name: str, targets: list[str], *, solution: Path |
         source=f"user files ({folder.name}/)",
         train_only=tuple(arranged.train_only),
         notes=tuple(arranged.notes),
+        media=arranged.media,
+        files=arranged.files,
     )
 
 

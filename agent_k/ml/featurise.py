@@ -1,0 +1,201 @@
+"""A media competition's features, computed once per mission (not per candidate) and checkpointed.
+
+The files are decoded by a job in the sandbox (`templates/featurise.py.tmpl`), a chunk of rows at a time; each
+finished chunk is kept in the mission's folder, so a resumed mission never redoes one. When every chunk is there,
+they become `media_features.parquet` in the data folder, which every candidate joins on the row id, and the
+chunks' reports become Research's profile of the files (formats, sizes, unreadable files, duplicates)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agent_k.competition import Competition
+from agent_k.competition.research import MediaProfile
+from agent_k.media.embedder import EMBEDDER, ExportFailed, exported
+from agent_k.ml.literals import in_docstring, literal
+from agent_k.ml.render import MEDIA_FEATURES, library
+from agent_k.ml.sandbox import Job, Limits, run_sandboxed
+from agent_k.ml.tables import unlocked
+
+IMAGES_PER_SECOND = 250.0
+"""EfficientNet-Lite0 at 128 px on two CPU threads, decoding included (docs/benchmarks.md); the plan's yardstick."""
+CHUNK = {"image": 1024, "audio": 256}
+"""Rows a job featurises: small enough that a kill loses little, large enough that starting jobs costs little."""
+SIZES = ((160, True), (128, True), (128, False), (96, False), (64, False))
+"""(pixels, mirrored) from the richest to the cheapest."""
+CHUNK_TIMEOUT_S = 600.0
+OUTPUT_CAP = 256 * 1024 * 1024
+JOB_LIBRARY = {"image": (("agent_k.media", "images.py"),), "audio": (("agent_k.media", "audio.py"),)}
+
+Progress = Callable[[int, int], Awaitable[None]]
+"""(files done, files in all), awaited after each chunk."""
+
+
+class FeaturesFailed(Exception):
+    """A chunk's job failed; the message says which and why, in one line."""
+
+
+@dataclass(frozen=True)
+class FeaturePlan:
+    size: int
+    """Pixels a side the network sees (0: no embeddings, as for audio)."""
+    flip: bool
+
+    def describe(self) -> str:
+        if not self.size:
+            return ""
+        return f"{EMBEDDER} at {self.size} px" + (", averaged with the mirror image" if self.flip else "")
+
+
+def plan_features(kind: str, files: int, seconds: float) -> FeaturePlan:
+    """The richest embedding that fits in `seconds` (160 px only where it takes under half of them)."""
+    if kind != "image":
+        return FeaturePlan(0, False)
+    for size, flip in SIZES:
+        cost = files * (size / 128) ** 2 * (2 if flip else 1) / IMAGES_PER_SECOND
+        if cost <= (seconds / 2 if size > 128 else seconds):
+            return FeaturePlan(size, flip)
+    return FeaturePlan(*SIZES[-1])
+
+
+def render_job(spec: Competition, plan: FeaturePlan, model: str | None) -> str:
+    assert spec.media is not None
+    template = resources.files("agent_k.ml").joinpath("templates/featurise.py.tmpl").read_text(encoding="utf-8")
+    return Template(template).substitute(
+        competition_id=in_docstring(spec.id),
+        library=library(JOB_LIBRARY[spec.media.kind]),
+        kind=literal(spec.media.kind),
+        id_column=literal(spec.id_column),
+        path_column=literal(spec.media.column),
+        size=literal(plan.size or 128),
+        flip=literal(plan.flip),
+        model=literal(model),
+    )
+
+
+async def featurise(
+    spec: Competition, data_dir: Path, work: Path, plan: FeaturePlan, limits: Limits, *, models: Path,
+    progress: Progress,
+) -> MediaProfile:  # fmt: skip
+    """Features of every row's file into `data_dir/MEDIA_FEATURES`, chunks kept under `work`; the files' profile."""
+    assert spec.media is not None
+    work.mkdir(parents=True, exist_ok=True)
+    model = None
+    if plan.size:
+        try:
+            onnx = await exported(plan.size, models)
+        except ExportFailed as exc:
+            raise FeaturesFailed(str(exc)) from None
+        model = onnx.name
+        if not (data_dir / model).is_file():
+            with unlocked(data_dir):
+                shutil.copyfile(onnx, data_dir / model)
+                (data_dir / model).chmod(0o444)
+    script = work / "featurise.py"
+    script.write_text(render_job(spec, plan, model))
+    sizes = {t: len(pd.read_csv(data_dir / f"{t}.csv", usecols=[spec.id_column])) for t in ("train", "test")}
+    total, done = sum(sizes.values()), 0
+    chunks = [(table, start, min(start + CHUNK[spec.media.kind], rows))
+              for table, rows in sizes.items() for start in range(0, rows, CHUNK[spec.media.kind])]  # fmt: skip
+    for table, start, stop in chunks:
+        part = work / f"{table}-{start:08d}.parquet"
+        if not part.is_file():
+            await _run_chunk(script, data_dir, work, part, table, start, stop, limits)
+        done += stop - start
+        await progress(done, total)
+    frames = [pd.read_parquet(work / f"{table}-{start:08d}.parquet") for table, start, _ in chunks]
+    features = pd.concat(frames, ignore_index=True)
+    await asyncio.to_thread(_write_features, features, data_dir)
+    reports = [json.loads((work / f"{t}-{s:08d}.json").read_text()) for t, s, _ in chunks]
+    train_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "train" for r in rs]
+    test_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "test" for r in rs]
+    return media_profile(spec.media.kind, train_reports, test_reports, features.shape[1] - 1, plan)
+
+
+async def _run_chunk(
+    script: Path, data_dir: Path, work: Path, part: Path, table: str, start: int, stop: int, limits: Limits
+) -> None:
+    folder = work / f"job-{table}-{start:08d}"
+    job = Job(
+        script=script, data=data_dir,
+        args=("--table", table, "--start", str(start), "--stop", str(stop), "--threads", str(limits.threads)),
+        outputs={"features.parquet": OUTPUT_CAP, "files.json": OUTPUT_CAP},
+    )  # fmt: skip
+    result = await run_sandboxed(job, workdir=folder, limits=limits)
+    if not result.ok or not (folder / "features.parquet").is_file():
+        raise FeaturesFailed(f"featurising {table} rows {start}-{stop} failed: {result.failure_reason()}")
+    (folder / "files.json").replace(part.with_suffix(".json"))
+    (folder / "features.parquet").replace(part)  # last: a chunk is done when its features are there
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write_features(features: pd.DataFrame, data_dir: Path) -> None:
+    target = data_dir / MEDIA_FEATURES
+    with unlocked(data_dir):
+        partial = target.with_name(target.name + ".partial")
+        features.to_parquet(partial, index=False)
+        partial.chmod(0o444)
+        partial.replace(target)
+
+
+def media_profile(
+    kind: str, train: list[dict[str, Any]], test: list[dict[str, Any]], features: int, plan: FeaturePlan
+) -> MediaProfile:
+    """What the files are, from the jobs' reports: formats, channels, size or length, unreadable files, and test
+    files identical to a training file."""
+    files = [*train, *test]
+    read = [f for f in files if f.get("ok")]
+    failed = [f for f in files if not f.get("ok")]
+    measures = ("width", "height") if kind == "image" else ("duration", "sample_rate")
+    quantiles: dict[str, list[float]] = {}
+    for name in measures:
+        values = np.array([float(f[name]) for f in read if f.get(name) is not None])
+        if values.size:
+            quantiles[name] = [round(float(q), 3) for q in np.quantile(values, (0, 0.5, 1))]
+    if kind == "image" and "width" in quantiles:
+        aspect = np.array([f["width"] / max(f["height"], 1) for f in read])
+        quantiles["aspect"] = [round(float(q), 3) for q in np.quantile(aspect, (0, 0.5, 1))]
+    seen = {f["sha1"] for f in train if f.get("sha1")}
+    channel_key = "mode" if kind == "image" else "channels"
+    return MediaProfile(
+        kind=kind,
+        files=len(files),
+        unreadable=len(failed),
+        unreadable_examples=[f"{f['file']}: {f.get('reason', '')}" for f in failed[:5]],
+        formats=dict(Counter(str(f.get("format")) for f in read)),
+        channels=dict(Counter(str(f.get(channel_key)) for f in read)),
+        quantiles=quantiles,
+        duplicates=sum(1 for f in test if f.get("sha1") in seen),
+        features=features,
+        embedding=plan.describe(),
+    )
+
+
+def media_notes(profile: MediaProfile) -> list[str]:
+    """What Research says of the files, a line each."""
+    notes = [
+        f"{profile.files:,} {profile.kind} files ({', '.join(f'{n} {k}' for k, n in profile.formats.items())});"
+        f" {profile.features:,} features" + (f": {profile.embedding} and statistics" if profile.embedding else "")
+    ]
+    for name, (low, middle, high) in profile.quantiles.items():
+        notes.append(f"{name}: {low:g} to {high:g}, median {middle:g}")
+    if profile.unreadable:
+        notes.append(
+            f"{profile.unreadable:,} files could not be read, their rows get no media features: "
+            + "; ".join(profile.unreadable_examples[:3])
+        )
+    if profile.duplicates:
+        notes.append(f"{profile.duplicates:,} test files are byte for byte a training file")
+    return notes

@@ -1,0 +1,174 @@
+"""Competitions whose rows are files (images, audio): a labels table naming each training file (with or without
+its extension, `id,label`), one folder per class (`train/<class>/*.jpg`), or a column of file names beside other
+features; test files named by a test table, by the sample submission, or simply lying in a test folder.
+
+The arranged tables name each row's file in a `path` column, relative to the competition's `media/` folder;
+`files` maps those paths to the files to copy there."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+
+from agent_k.platforms.layouts.files import MEDIA, LayoutError, one
+from agent_k.platforms.layouts.records import match_column, read_records
+
+PATH_COLUMN = "path"
+MIN_MATCHED = 0.9
+"""A column names the files when at least this share of its values is one file each."""
+Side = str | None
+
+
+@dataclass(frozen=True)
+class MediaFile:
+    source: Path
+    relative: str
+    """Its path under the folder, with `/`: where it goes under `media/`."""
+    side: Side
+    """"train" or "test" when a folder on its path says so."""
+
+
+class FileIndex:
+    """The folder's media files of one kind, found by relative path, by name or by name without extension."""
+
+    def __init__(self, files: list[MediaFile]) -> None:
+        self.files = files
+        self._keys: dict[str, list[MediaFile]] = defaultdict(list)
+        for file in files:
+            path = PurePosixPath(file.relative)
+            for key in {file.relative, path.name, path.stem}:
+                self._keys[key].append(file)
+
+    @classmethod
+    def of(cls, root: Path, kind: str) -> FileIndex:
+        found = []
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA[kind]):
+            relative = path.relative_to(root).as_posix()
+            found.append(MediaFile(path, relative, _side(PurePosixPath(relative).parts[:-1])))
+        return cls(found)
+
+    def find(self, key: object, side: Side) -> MediaFile | None:
+        """The one file `key` names on `side` (or on no side); None when it names none, or several."""
+        text = str(key).strip()
+        found = self._keys.get(text) or self._keys.get(PurePosixPath(text).name) or []
+        for narrowed in ([f for f in found if f.side == side], [f for f in found if f.side is None]):
+            if len(narrowed) == 1:
+                return narrowed[0]
+        return None
+
+    def on(self, side: Side) -> list[MediaFile]:
+        return [f for f in self.files if f.side == side]
+
+    def matched(self, values: pd.Series, side: Side) -> float:
+        sample = values.dropna().head(500)
+        return sum(self.find(v, side) is not None for v in sample) / max(len(sample), 1)
+
+
+def _side(folders: tuple[str, ...]) -> Side:
+    for folder in reversed(folders):
+        name = folder.lower()
+        if "train" in name:
+            return "train"
+        if "test" in name:
+            return "test"
+    return None
+
+
+@dataclass
+class MediaRows:
+    train: pd.DataFrame
+    test: pd.DataFrame
+    files: dict[str, Path]
+    """Each row's file: its path under `media/` and where it lies now."""
+
+
+def media_rows(
+    slug: str, index: FileIndex, kind: str, tables: dict[str, list[Path]], sample: pd.DataFrame, notes: list[str]
+) -> MediaRows:
+    """The training and test rows, each with the `path` of its file; `LayoutError` when the files and the
+    tables do not go together."""
+    id_column, predicted = str(sample.columns[0]), [str(c) for c in sample.columns[1:]]
+    train = _training_rows(slug, index, kind, tables, id_column, predicted, notes)
+    test = _test_rows(slug, index, kind, tables, sample, notes)
+    used = {*train[PATH_COLUMN].dropna(), *test[PATH_COLUMN].dropna()}
+    files = {f.relative: f.source for f in index.files if f.relative in used}
+    return MediaRows(train, test, files)
+
+
+def _file_column(frame: pd.DataFrame, index: FileIndex, side: Side, prefer: str) -> str | None:
+    """The column whose values name the files on `side` (the id column first)."""
+    first = match_column(frame, prefer)
+    columns = [first] if first else []
+    columns += [str(c) for c in frame.columns if str(c) != first and frame[c].dtype.kind in "OUSi"]
+    return next((c for c in columns if index.matched(frame[c], side) >= MIN_MATCHED), None)
+
+
+def _with_paths(frame: pd.DataFrame, column: str, index: FileIndex, side: Side) -> tuple[pd.DataFrame, int]:
+    located = [index.find(value, side) for value in frame[column]]
+    frame = frame.assign(**{PATH_COLUMN: pd.Series([f.relative if f else None for f in located], index=frame.index)})
+    return frame, sum(f is None for f in located)
+
+
+def _training_rows(
+    slug: str, index: FileIndex, kind: str, tables: dict[str, list[Path]], id_column: str, predicted: list[str],
+    notes: list[str],
+) -> pd.DataFrame:  # fmt: skip
+    best: tuple[pd.DataFrame, str, Path] | None = None
+    for path in (*tables.get("train", []), *tables.get("labels", [])):
+        frame = read_records(path)
+        column = _file_column(frame, index, "train", id_column)
+        if column is not None and (best is None or frame.shape[1] > best[0].shape[1]):
+            best = (frame, column, path)
+    if best is None:
+        return _class_folders(slug, index, kind, id_column, predicted, notes)
+    frame, column, path = best
+    frame, missing = _with_paths(frame, column, index, "train")
+    notes.append(f"{path.name} names the training {kind} files in '{column}'")
+    if missing:
+        frame = frame[frame[PATH_COLUMN].notna()].reset_index(drop=True)
+        notes.append(f"{missing:,} training rows name no file: left out")
+    found = match_column(frame, id_column)
+    if found is None:
+        return frame.rename(columns={column: id_column})
+    return frame.rename(columns={found: id_column})
+
+
+def _class_folders(
+    slug: str, index: FileIndex, kind: str, id_column: str, predicted: list[str], notes: list[str]
+) -> pd.DataFrame:
+    """One folder per class: each training file's label is its folder's name."""
+    files = index.on("train")
+    classes = sorted({PurePosixPath(f.relative).parent.name for f in files})
+    if len(classes) < 2:
+        raise LayoutError(f"'{slug}': no table names its training {kind} files, and they do not lie in one folder "
+                          "per class")  # fmt: skip
+    label = predicted[0] if len(predicted) == 1 else "label"
+    stems = [PurePosixPath(f.relative).stem for f in files]
+    ids = stems if len(set(stems)) == len(stems) else [f.relative for f in files]
+    notes.append(f"the training {kind} files lie in one folder per class ({len(classes)} classes: '{label}')")
+    labels = [PurePosixPath(f.relative).parent.name for f in files]
+    return pd.DataFrame({id_column: ids, PATH_COLUMN: [f.relative for f in files], label: labels})
+
+
+def _test_rows(
+    slug: str, index: FileIndex, kind: str, tables: dict[str, list[Path]], sample: pd.DataFrame, notes: list[str]
+) -> pd.DataFrame:
+    id_column = str(sample.columns[0])
+    test_path = one(tables, "test", slug, required=False)
+    frame = read_records(test_path) if test_path else sample[[id_column]].copy()
+    column = _file_column(frame, index, "test", id_column)
+    if column is None:
+        named = test_path.name if test_path else "the sample submission"
+        raise LayoutError(f"'{slug}': {named} does not name the test {kind} files ({len(index.on('test')):,} in a "
+                          "test folder)")  # fmt: skip
+    frame, missing = _with_paths(frame, column, index, "test")
+    if missing:
+        notes.append(f"{missing:,} test rows name no file: they are predicted without one")
+    found = match_column(frame, id_column)
+    frame = frame.rename(columns={found: id_column} if found else {column: id_column})
+    if test_path is None:
+        notes.append(f"no test table: the test rows are the sample submission's {len(frame):,} files")
+    return frame
