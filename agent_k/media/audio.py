@@ -42,7 +42,8 @@ def audio_features(samples: np.ndarray, info: dict[str, Any]) -> dict[str, float
     import librosa
 
     samples = np.pad(samples, (0, max(0, 2048 - samples.size)))
-    mel = librosa.power_to_db(librosa.feature.melspectrogram(y=samples, sr=SAMPLE_RATE, n_mels=MELS))
+    spectrum = np.abs(librosa.stft(samples, n_fft=2048, hop_length=512))  # one STFT for every feature below
+    mel = librosa.power_to_db(librosa.feature.melspectrogram(S=spectrum**2, sr=SAMPLE_RATE, n_mels=MELS))
     mfcc = librosa.feature.mfcc(S=mel, n_mfcc=MFCCS)
     delta = librosa.feature.delta(mfcc, mode="nearest")
     features: dict[str, float] = {}
@@ -50,12 +51,12 @@ def audio_features(samples: np.ndarray, info: dict[str, Any]) -> dict[str, float
         for i, (mean, std) in enumerate(zip(matrix.mean(axis=1), matrix.std(axis=1), strict=True)):
             features[f"{name}{i}_mean"], features[f"{name}{i}_std"] = float(mean), float(std)
     shape = {
-        "centroid": librosa.feature.spectral_centroid(y=samples, sr=SAMPLE_RATE),
-        "bandwidth": librosa.feature.spectral_bandwidth(y=samples, sr=SAMPLE_RATE),
-        "rolloff": librosa.feature.spectral_rolloff(y=samples, sr=SAMPLE_RATE),
-        "flatness": librosa.feature.spectral_flatness(y=samples),
+        "centroid": librosa.feature.spectral_centroid(S=spectrum, sr=SAMPLE_RATE),
+        "bandwidth": librosa.feature.spectral_bandwidth(S=spectrum, sr=SAMPLE_RATE),
+        "rolloff": librosa.feature.spectral_rolloff(S=spectrum, sr=SAMPLE_RATE),
+        "flatness": librosa.feature.spectral_flatness(S=spectrum),
         "zcr": librosa.feature.zero_crossing_rate(samples),
-        "rms": librosa.feature.rms(y=samples),
+        "rms": librosa.feature.rms(S=spectrum),
     }
     for name, values in shape.items():
         features[f"snd_{name}_mean"], features[f"snd_{name}_std"] = float(values.mean()), float(values.std())

@@ -9,32 +9,31 @@ another size needs another export (traced with a dynamic size, the padding comes
 from __future__ import annotations
 
 import argparse
-import asyncio
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 EMBEDDER = "EfficientNet-Lite0 (ImageNet)"
-FEATURES = 1280
 
 
 class ExportFailed(Exception):
     """The network could not be exported; the message ends with what the export said."""
 
 
-async def exported(size: int, cache: Path) -> Path:
-    """The network's ONNX file for `size` pixels, exported once and kept in `cache`."""
+def exported(size: int, cache: Path) -> Path:
+    """The network's ONNX file for `size` pixels, exported once (in a process of its own) and kept in `cache`."""
     target = cache / f"efficientnet-lite0-{size}.onnx"
     if target.is_file():
         return target
     cache.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{id(target)}.partial")
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", __name__, "--size", str(size), "--out", str(partial),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    done = subprocess.run(
+        [sys.executable, "-m", __name__, "--size", str(size), "--out", str(partial)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False,
     )  # fmt: skip
-    _, stderr = await process.communicate()
-    if process.returncode != 0 or not partial.is_file():
-        said = stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+    if done.returncode != 0 or not partial.is_file():
+        said = done.stderr.strip().splitlines()[-1:] or ["no output"]
         raise ExportFailed(f"exporting the image network failed: {said[0]}")
     partial.replace(target)
     return target

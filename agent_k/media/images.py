@@ -15,6 +15,8 @@ from PIL import Image
 LITE_MEAN, LITE_SCALE = 127.0, 128.0
 """EfficientNet-Lite's input: (pixel - 127) / 128, per channel."""
 STATS_SIZE = 64
+EMBEDDING = 1280
+"""Features the network gives an image."""
 HIGH_DEPTH = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")
 
 
@@ -77,6 +79,9 @@ def image_stats(image: Image.Image, info: dict[str, Any]) -> dict[str, float]:
     }
     histogram, _ = np.histogram(gray, bins=8, range=(0, 1))
     stats |= {f"img_hist{i}": float(v) / gray.size for i, v in enumerate(histogram)}
+    for i, channel in enumerate("rgb"):
+        counts, _ = np.histogram(small[..., i], bins=8, range=(0, 1))
+        stats |= {f"img_hist_{channel}{k}": float(v) / gray.size for k, v in enumerate(counts)}
     return stats | thumbnail(image)
 
 
@@ -88,3 +93,20 @@ def thumbnail(image: Image.Image) -> dict[str, float]:
     cells = {f"thumb{i}": float(v) for i, v in enumerate(gray.ravel())}
     return cells | {f"thumb_{c}{i}": float(v) for c, plane in zip("rgb", colour.transpose(2, 0, 1), strict=True)
                     for i, v in enumerate(plane.ravel())}  # fmt: skip
+
+
+def embed(model: Path, pixels: np.ndarray, *, threads: int = 1, flip: bool = False, batch: int = 64) -> np.ndarray:
+    """The network's features of each (N, S, S, 3) uint8 image (averaged with its mirror image's when `flip`)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+    session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    parts = []
+    for start in range(0, len(pixels), batch):
+        chunk = network_input(pixels[start : start + batch])
+        vectors = session.run(None, {"images": chunk})[0]
+        if flip:
+            vectors = (vectors + session.run(None, {"images": chunk[..., ::-1].copy()})[0]) / 2
+        parts.append(np.asarray(vectors, dtype=np.float32))
+    return np.concatenate(parts) if parts else np.zeros((0, EMBEDDING), dtype=np.float32)

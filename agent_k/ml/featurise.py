@@ -24,6 +24,7 @@ import pandas as pd
 from agent_k.competition import Competition
 from agent_k.competition.research import MediaProfile
 from agent_k.media.embedder import EMBEDDER, ExportFailed, exported
+from agent_k.media.warmup import NUMBA_CACHE, compiled_kernels
 from agent_k.ml.literals import in_docstring, literal
 from agent_k.ml.render import MEDIA_FEATURES, library
 from agent_k.ml.sandbox import Job, Limits, run_sandboxed
@@ -31,7 +32,7 @@ from agent_k.ml.tables import unlocked
 
 IMAGES_PER_SECOND = 250.0
 """EfficientNet-Lite0 at 128 px on two CPU threads, decoding included (docs/benchmarks.md); the plan's yardstick."""
-CHUNK = {"image": 1024, "audio": 256}
+CHUNK = {"image": 512, "audio": 512}
 """Rows a job featurises: small enough that a kill loses little, large enough that starting jobs costs little."""
 SIZES = ((160, True), (128, True), (128, False), (96, False), (64, False))
 """(pixels, mirrored) from the richest to the cheapest."""
@@ -82,51 +83,84 @@ def render_job(spec: Competition, plan: FeaturePlan, model: str | None) -> str:
         size=literal(plan.size or 128),
         flip=literal(plan.flip),
         model=literal(model),
+        numba_cache=literal(NUMBA_CACHE),
     )
 
 
 async def featurise(
     spec: Competition, data_dir: Path, work: Path, plan: FeaturePlan, limits: Limits, *, models: Path,
-    progress: Progress,
+    progress: Progress, parallel: int = 1,
 ) -> MediaProfile:  # fmt: skip
-    """Features of every row's file into `data_dir/MEDIA_FEATURES`, chunks kept under `work`; the files' profile."""
+    """Features of every row's file into `data_dir/MEDIA_FEATURES`, chunks kept under `work` (`parallel` jobs at
+    a time, each with `limits`); the files' profile."""
     assert spec.media is not None
     work.mkdir(parents=True, exist_ok=True)
     model = None
     if plan.size:
         try:
-            onnx = await exported(plan.size, models)
+            onnx = await asyncio.to_thread(exported, plan.size, models)
         except ExportFailed as exc:
             raise FeaturesFailed(str(exc)) from None
         model = onnx.name
-        if not (data_dir / model).is_file():
-            with unlocked(data_dir):
-                shutil.copyfile(onnx, data_dir / model)
-                (data_dir / model).chmod(0o444)
+        await asyncio.to_thread(_hand_over, onnx, data_dir)
+    if spec.media.kind == "audio":
+        await asyncio.to_thread(_hand_over, await asyncio.to_thread(compiled_kernels, models), data_dir)
     script = work / "featurise.py"
     script.write_text(render_job(spec, plan, model))
     sizes = {t: len(pd.read_csv(data_dir / f"{t}.csv", usecols=[spec.id_column])) for t in ("train", "test")}
-    total, done = sum(sizes.values()), 0
-    chunks = [(table, start, min(start + CHUNK[spec.media.kind], rows))
-              for table, rows in sizes.items() for start in range(0, rows, CHUNK[spec.media.kind])]  # fmt: skip
-    for table, start, stop in chunks:
-        part = work / f"{table}-{start:08d}.parquet"
-        if not part.is_file():
-            await _run_chunk(script, data_dir, work, part, table, start, stop, limits)
+    step = CHUNK[spec.media.kind]
+    chunks = [
+        (table, start, min(start + step, rows)) for table, rows in sizes.items() for start in range(0, rows, step)
+    ]
+    waiting = [(t, start, stop) for t, start, stop in chunks if not _part(work, t, start).is_file()]
+    total = sum(sizes.values())
+    done = total - sum(stop - start for _, start, stop in waiting)
+    gate = asyncio.Semaphore(max(1, parallel))
+
+    async def run(table: str, start: int, stop: int) -> None:
+        nonlocal done
+        async with gate:
+            await _run_chunk(script, data_dir, work, table, start, stop, limits)
         done += stop - start
         await progress(done, total)
-    frames = [pd.read_parquet(work / f"{table}-{start:08d}.parquet") for table, start, _ in chunks]
+
+    async with asyncio.TaskGroup() as jobs:  # a failed chunk cancels the others; the finished ones are kept
+        for chunk in waiting:
+            jobs.create_task(run(*chunk))
+    frames = [pd.read_parquet(_part(work, table, start)) for table, start, _ in chunks]
     features = pd.concat(frames, ignore_index=True)
     await asyncio.to_thread(_write_features, features, data_dir)
-    reports = [json.loads((work / f"{t}-{s:08d}.json").read_text()) for t, s, _ in chunks]
+    reports = [json.loads(_part(work, t, start).with_suffix(".json").read_text()) for t, start, _ in chunks]
     train_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "train" for r in rs]
     test_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "test" for r in rs]
     return media_profile(spec.media.kind, train_reports, test_reports, features.shape[1] - 1, plan)
 
 
+def _hand_over(made: Path, data_dir: Path) -> None:
+    """A file or folder we made, copied read-only into the data folder the jobs read (once)."""
+    target = data_dir / made.name
+    if target.exists():
+        return
+    with unlocked(data_dir):
+        if made.is_dir():
+            shutil.copytree(made, target)
+            for inside in sorted(target.rglob("*"), reverse=True):
+                inside.chmod(0o555 if inside.is_dir() else 0o444)
+            target.chmod(0o555)
+        else:
+            shutil.copyfile(made, target)
+            target.chmod(0o444)
+
+
+def _part(work: Path, table: str, start: int) -> Path:
+    """A finished chunk's features (its report beside them, as `.json`)."""
+    return work / f"{table}-{start:08d}.parquet"
+
+
 async def _run_chunk(
-    script: Path, data_dir: Path, work: Path, part: Path, table: str, start: int, stop: int, limits: Limits
+    script: Path, data_dir: Path, work: Path, table: str, start: int, stop: int, limits: Limits
 ) -> None:
+    part = _part(work, table, start)
     folder = work / f"job-{table}-{start:08d}"
     job = Job(
         script=script, data=data_dir,

@@ -28,7 +28,7 @@ PROFILE = Step(Phase.research, "profile", "read the competition's files and prof
 FEATURES = Step(Phase.research, "features", "featurise the competition's media files once, for every candidate")
 FEATURE_SHARE = 0.25
 """Of the mission's budget, what the media features may take: the plan picks the richest embedding that fits."""
-FEATURE_MEMORY_MB = 4096
+FEATURE_MEMORY_MB = 2048
 TABLES_MIN_ROWS = 10_000
 """Below this a CSV parses in milliseconds: the Parquet copy would only cost the time to write it."""
 
@@ -110,15 +110,15 @@ class ResearchNode(PhaseNode):
         assert competition is not None and competition.media is not None
         files = competition.n_train + competition.n_test
         plan = plan_features(competition.media.kind, files, deps.budget.total_s * FEATURE_SHARE)
-        threads = max(1, os.cpu_count() or 1)
-        limits = candidate_limits(deps, state, timeout_s=CHUNK_TIMEOUT_S, threads=threads, memory_mb=FEATURE_MEMORY_MB)
+        limits = candidate_limits(deps, state, timeout_s=CHUNK_TIMEOUT_S, threads=1, memory_mb=FEATURE_MEMORY_MB)
 
         async def progress(done: int, total: int) -> None:
             await self.emit(ctx, ResearchFinding(kind="features", message=f"featurised {done:,} of {total:,} files"))
 
         try:
             return await featurise(competition, data_dir, deps.mission_dir / "features", plan, limits,
-                                   models=deps.settings.home / "models", progress=progress)  # fmt: skip
+                                   models=deps.settings.models_dir, progress=progress,
+                                   parallel=max(1, os.cpu_count() or 1))  # fmt: skip
         except (FeaturesFailed, OSError, ValueError) as exc:
             raise StepError("research_failed", f"cannot featurise the media files: {exc}") from exc
 

@@ -48,6 +48,8 @@ class LocalPlatform:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.models = root.parent / "models"
+        """Where the image network's exports are kept: beside the competitions, in the home (`models_dir`)."""
 
     # -- catalogue ---------------------------------------------------------------------------------
 
@@ -113,7 +115,8 @@ class LocalPlatform:
                 media=found.media,
                 files=files,
             )
-            materialise.write(prepared, self.root, reference_entries(prepared, found.hidden.time))
+            leaderboard = reference_entries(prepared, found.hidden.time, models=self.models)
+            materialise.write(prepared, self.root, leaderboard)
 
     def add(
         self,
@@ -157,7 +160,9 @@ class LocalPlatform:
         time = hidden.time
         if time is None and hints.time_column is not None and tables.test is not None:  # the user's test: future?
             time = {**time_of(prepared.train, hints.time_column), "keys": list(hints.series_keys)}
-        leaderboard = reference_entries(prepared, time)  # before the lock: a failure here leaves nothing behind
+        leaderboard = reference_entries(
+            prepared, time, models=self.models
+        )  # before the lock: a failure here leaves nothing behind
         with self._lock(competition_id):
             if self._folder(competition_id).exists():
                 raise materialise.CompetitionInputError(f"competition '{competition_id}' already exists")

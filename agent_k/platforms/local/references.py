@@ -4,6 +4,7 @@ hidden test labels, so rank, percentile and medal mean something."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from agent_k.competition import Competition, PredictionKind, TaskType, metrics
 from agent_k.competition.columns import looks_like_text
 from agent_k.competition.timing import parse_time, season_of, time_order
 from agent_k.platforms.local.materialise import PreparedCompetition
+from agent_k.platforms.local.media_references import media_teams
 
 MAX_TRAIN_ROWS = 20_000
 KNN_TRAIN_ROWS = 5_000
@@ -226,9 +228,12 @@ def _naive_entries(prepared: PreparedCompetition, time: dict[str, Any]) -> Itera
         yield f"naive-{method}", pd.DataFrame({spec.target: values})
 
 
-def reference_entries(prepared: PreparedCompetition, time: dict[str, Any] | None = None) -> list[dict[str, object]]:
+def reference_entries(
+    prepared: PreparedCompetition, time: dict[str, Any] | None = None, *, models: Path | None = None
+) -> list[dict[str, object]]:
     """Train each reference team and score it on the public and private parts of the hidden labels. `time`: the
-    rows' time, when the test rows are a forecast (the naive forecasts then enter too)."""
+    rows' time, when the test rows are a forecast (the naive forecasts then enter too); `models`: where the image
+    network's export is kept (a media competition's baselines embed its images)."""
     from sklearn.pipeline import make_pipeline
 
     spec, solution = prepared.spec, prepared.solution
@@ -242,7 +247,10 @@ def reference_entries(prepared: PreparedCompetition, time: dict[str, Any] | None
     truth = y_true if spec.targets else y_true[spec.target]
     regression = spec.task in (TaskType.regression, TaskType.multioutput)
     teams: list[tuple[str, pd.DataFrame]] = []
-    for name, model, linear in _regressors() if regression else _classifiers():
+    if spec.media is not None:
+        assert models is not None, "a media competition's baselines need the image network's cache"
+        teams = media_teams(spec, prepared.train, prepared.test, prepared.files, models, _fit_predict)
+    for name, model, linear in [] if spec.media else _regressors() if regression else _classifiers():
         # Reference teams are a board to rank against, not a search: on large data they train on a sample.
         cap = KNN_TRAIN_ROWS if name.startswith("knn") else MAX_TRAIN_ROWS
         rows = np.arange(len(features))
@@ -256,7 +264,7 @@ def reference_entries(prepared: PreparedCompetition, time: dict[str, Any] | None
             return make_pipeline(make_preprocessor(x, scale=linear, one_hot=linear), clone(model))
 
         teams.append((name, _fit_predict(spec, make, x, y, test_features)))
-    text = _text_columns(features)
+    text = [] if spec.media else _text_columns(features)
     if text:
         teams.append(("tfidf-linear", _fit_predict(spec, _tfidf_model(spec, text, features), features,
                                                     prepared.train, test_features)))  # fmt: skip
