@@ -119,6 +119,25 @@ def need_tool(problem: str | None) -> None:
     pytest.skip(problem)
 
 
+@pytest.fixture(scope="session")
+def media_models(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The image network's export and librosa's compiled kernels, made once per run and shared by the workers."""
+    base = tmp_path_factory.getbasetemp()
+    return (base if worker_id == "master" else base.parent) / "media-models"
+
+
+@pytest.fixture
+def media_home(home: Path, media_models: Path) -> Path:
+    """`home`, for media competitions: the media extra is installed (else skip; in CI, fail) and the models'
+    caches are shared with the other tests."""
+    from agent_k.media import missing_extra
+
+    need_tool(missing_extra("image") or missing_extra("audio"))
+    media_models.mkdir(parents=True, exist_ok=True)
+    (home / "models").symlink_to(media_models, target_is_directory=True)
+    return home
+
+
 @pytest.fixture(params=["bwrap", "basic"])
 def sandbox_kind(request: pytest.FixtureRequest) -> str:
     """Each sandbox in turn; bubblewrap only where it can run."""

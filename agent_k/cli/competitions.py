@@ -125,23 +125,27 @@ def add(
     horizon: Annotated[int | None, typer.Option(min=1, help="time steps a future split hides")] = None,
 ) -> None:
     """Add your own competition. With no test table, hidden test rows are split off the training table."""
+    import tempfile
+
     from agent_k.platforms.local.materialise import CompetitionInputError, Hints
     from agent_k.platforms.local.user_files import from_files, from_folder, hidden_rows
 
     platform = local_platform(load_settings())
     hints = Hints(time_column=time_column, series_keys=tuple(series or ()), group_column=group)
+    platform.root.mkdir(parents=True, exist_ok=True)
     try:
         if (train is None) == (data is None):
             raise CompetitionInputError("give the training table with --train, or a competition folder with --data")
-        if data is not None:
-            if test is not None or id_column is not None:
-                raise CompetitionInputError("--data reads the test table and the id column off the folder")
-            tables = from_folder(data, name, target or [], solution=solution)
-        else:
-            assert train is not None
-            tables = from_files(train, target or [], id_column=id_column, test=test, solution=solution)
-        hidden = hidden_rows(split, horizon, hints, tables)
-        spec = platform.add(name, tables, metric=metric, top_k=top_k, hidden=hidden, hints=hints)
+        with tempfile.TemporaryDirectory(dir=platform.root, prefix=".unzipped-") as scratch:
+            if data is not None:
+                if test is not None or id_column is not None:
+                    raise CompetitionInputError("--data reads the test table and the id column off the folder")
+                tables = from_folder(data, name, target or [], solution=solution, scratch=Path(scratch))
+            else:
+                assert train is not None
+                tables = from_files(train, target or [], id_column=id_column, test=test, solution=solution)
+            hidden = hidden_rows(split, horizon, hints, tables)
+            spec = platform.add(name, tables, metric=metric, top_k=top_k, hidden=hidden, hints=hints)
     except CompetitionInputError as exc:
         fail_input(str(exc))
     scoring = "hidden labels: scored" if spec.has_hidden_labels else "no hidden labels: scores are unknown"

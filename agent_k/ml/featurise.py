@@ -91,8 +91,8 @@ async def featurise(
     spec: Competition, data_dir: Path, work: Path, plan: FeaturePlan, limits: Limits, *, models: Path,
     progress: Progress, parallel: int = 1,
 ) -> MediaProfile:  # fmt: skip
-    """Features of every row's file into `data_dir/MEDIA_FEATURES`, chunks kept under `work` (`parallel` jobs at
-    a time, each with `limits`); the files' profile."""
+    """Features of every row's file into the data folder (`MEDIA_FEATURES`), chunks kept under `work` (`parallel`
+    jobs at a time, each with `limits`); the files' profile."""
     assert spec.media is not None
     work.mkdir(parents=True, exist_ok=True)
     model = None
@@ -127,13 +127,16 @@ async def featurise(
     async with asyncio.TaskGroup() as jobs:  # a failed chunk cancels the others; the finished ones are kept
         for chunk in waiting:
             jobs.create_task(run(*chunk))
-    frames = [pd.read_parquet(_part(work, table, start)) for table, start, _ in chunks]
-    features = pd.concat(frames, ignore_index=True)
+    features = {
+        table: pd.concat([pd.read_parquet(_part(work, t, start)) for t, start, _ in chunks if t == table])
+        for table in sizes
+    }
     await asyncio.to_thread(_write_features, features, data_dir)
     reports = [json.loads(_part(work, t, start).with_suffix(".json").read_text()) for t, start, _ in chunks]
     train_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "train" for r in rs]
     test_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "test" for r in rs]
-    return media_profile(spec.media.kind, train_reports, test_reports, features.shape[1] - 1, plan)
+    columns = len(set(features["train"].columns) | set(features["test"].columns)) - 1
+    return media_profile(spec.media.kind, train_reports, test_reports, columns, plan)
 
 
 def _hand_over(made: Path, data_dir: Path) -> None:
@@ -175,13 +178,14 @@ async def _run_chunk(
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _write_features(features: pd.DataFrame, data_dir: Path) -> None:
-    target = data_dir / MEDIA_FEATURES
+def _write_features(features: dict[str, pd.DataFrame], data_dir: Path) -> None:
     with unlocked(data_dir):
-        partial = target.with_name(target.name + ".partial")
-        features.to_parquet(partial, index=False)
-        partial.chmod(0o444)
-        partial.replace(target)
+        for table, frame in features.items():
+            target = data_dir / MEDIA_FEATURES[table]
+            partial = target.with_name(target.name + ".partial")
+            frame.to_parquet(partial, index=False)
+            partial.chmod(0o444)
+            partial.replace(target)
 
 
 def media_profile(

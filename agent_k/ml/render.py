@@ -40,8 +40,9 @@ PRIOR_LIBRARY = (
 )
 """What the training prior's script holds: its folds, and the prior itself."""
 
-MEDIA_FEATURES = "media_features.parquet"
-"""A media competition's features, written once per mission into its data folder (`agent_k.ml.featurise`)."""
+MEDIA_FEATURES = {"train": "media_features_train.parquet", "test": "media_features_test.parquet"}
+"""A media competition's features of each table's rows (their ids typed as that table's), written once per mission
+into its data folder (`agent_k.ml.featurise`)."""
 FOLD_AVERAGE_ROWS = 100_000
 """From this many training rows on, a submission averages the CV fold models: a final fit on all rows would
 cost as much again as one fold, and at that size it adds little over three models on two thirds of the rows."""

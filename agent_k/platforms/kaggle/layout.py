@@ -15,6 +15,7 @@ from typing import Any
 
 from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, TaskType
 from agent_k.competition.kinds import LABEL_METRICS, MULTILABEL_METRICS
+from agent_k.competition.models import MEDIA_FOLDER, MediaSpec
 from agent_k.platforms.base import PlatformError
 from agent_k.platforms.layouts import LayoutError, arrange_folder
 from agent_k.platforms.local.materialise import CompetitionInputError, infer_task, sample_submission
@@ -131,7 +132,7 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
         shown = named_metric or "no metric Kaggle names"
         raise UnsupportedCompetition(f"'{slug}' is scored by '{shown}', which AGENT-K cannot compute the same way")
     try:
-        arranged = arrange_folder(raw, slug)
+        arranged = arrange_folder(raw, slug, scratch=raw.with_name("unzipped"))
         task, classes = infer_task(arranged.train, arranged.targets, metric)
     except LayoutError as exc:
         raise UnsupportedCompetition(str(exc)) from None
@@ -160,6 +161,7 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
         n_test=len(arranged.test),
         n_features=len([c for c in arranged.test.columns if c != arranged.id_column]),
         train_only=arranged.train_only,
+        media=MediaSpec(kind=arranged.media) if arranged.media else None,
         source="kaggle",
         tags=tag_names(meta),
         url=f"https://www.kaggle.com/competitions/{slug}",
@@ -174,6 +176,9 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
     arranged.train.to_csv(public / "train.csv", index=False)
     arranged.test.to_csv(public / "test.csv", index=False)
     sample_submission(spec, arranged.test, arranged.train).to_csv(public / "sample_submission.csv", index=False)
+    for relative, source in arranged.files.items():  # moved: the download's folder is deleted next
+        (public / MEDIA_FOLDER / relative).parent.mkdir(parents=True, exist_ok=True)
+        source.rename(public / MEDIA_FOLDER / relative)
     notes = "".join(f"- {note}\n" for note in arranged.notes)
     layout = f"\n## How AGENT-K read the files\n{notes}" if notes else ""
     (public / "description.md").write_text(f"# {spec.title}\n\n{spec.description}\n\nMetric: {named_metric}\n{layout}")

@@ -11,7 +11,15 @@ import pandas as pd
 
 from agent_k.competition.models import MediaKind
 from agent_k.media import missing_extra
-from agent_k.platforms.layouts.files import LayoutError, Media, media_in, one, refuse_links_out, tables_by_role
+from agent_k.platforms.layouts.files import (
+    LayoutError,
+    Media,
+    media_in,
+    one,
+    refuse_links_out,
+    tables_by_role,
+    unzip_beside,
+)
 from agent_k.platforms.layouts.media import FileIndex, media_rows
 from agent_k.platforms.layouts.records import match_column, peek_columns, read_records
 from agent_k.platforms.layouts.targets import listed, resolve_targets
@@ -53,22 +61,24 @@ class _SampleColumns:
     row_keys: list[str]
 
 
-def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None) -> Arranged:
+def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None, scratch: Path | None = None) -> Arranged:
     """The canonical tables of the competition whose files are under `raw`; `LayoutError` when it cannot be.
-    `targets`: the target columns, when the caller knows them (else they are read off the sample submission).
+    `targets`: the target columns, when the caller knows them (else they are read off the sample submission);
+    `scratch`: where zips of the folder are extracted (without it, they are not read).
 
     A folder of images or audio is a media competition when its files are the rows (named by a table, or in one
     folder per class). Without the media extra, or when no table names the files, tables that hold features
     are entered alone, the files left unread; with no features either, the folder is refused saying why."""
     refuse_links_out(raw, slug)
-    tables = tables_by_role(raw)
-    media = media_in(raw)
+    unzipped = unzip_beside(raw, scratch) if scratch is not None else []
+    tables = tables_by_role(raw, *unzipped)
+    media = media_in(raw, *unzipped)
     if media is None:
         return _arrange_tables(raw, slug, tables, targets)
     problem = missing_extra(media.kind) if media.kind in MEDIA_KINDS else f"{media.kind} data is not supported yet"
     if problem is None:
         try:
-            return _arrange_media(raw, slug, media, tables, targets)
+            return _arrange_media(FileIndex.of(media.kind, raw, unzipped), slug, media, tables, targets)
         except LayoutError as refused:
             problem = str(refused).removeprefix(f"'{slug}': ")
     refusal = f"'{slug}' holds {media}: {problem}"
@@ -81,8 +91,9 @@ def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None) ->
     return arranged
 
 
-def _arrange_media(raw: Path, slug: str, media: Media, tables: dict[str, list[Path]], targets: list[str] | None
-                   ) -> Arranged:  # fmt: skip
+def _arrange_media(
+    index: FileIndex, slug: str, media: Media, tables: dict[str, list[Path]], targets: list[str] | None
+) -> Arranged:
     notes: list[str] = []
     sample_path = one(tables, "sample", slug)
     assert sample_path is not None
@@ -90,7 +101,7 @@ def _arrange_media(raw: Path, slug: str, media: Media, tables: dict[str, list[Pa
     if sample.shape[1] < 2:
         raise LayoutError(f"'{slug}': the sample submission has no column to predict")
     id_column, predicted = str(sample.columns[0]), [str(c) for c in sample.columns[1:]]
-    rows = media_rows(slug, FileIndex.of(raw, media.kind), media.kind, tables, sample, notes)
+    rows = media_rows(slug, index, media.kind, tables, sample, notes)
     train, chosen, classes = resolve_targets(slug, rows.train, rows.test, predicted, targets, notes)
     train_only = _train_only(train, rows.test, id_column, chosen)
     if train_only:

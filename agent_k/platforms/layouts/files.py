@@ -49,10 +49,11 @@ def role(path: Path) -> str:
     return "extra"
 
 
-def tables_by_role(raw: Path) -> dict[str, list[Path]]:
+def tables_by_role(*roots: Path) -> dict[str, list[Path]]:
     roles: dict[str, list[Path]] = {}
-    for path in sorted(p for p in raw.rglob("*") if p.is_file() and p.suffix.lower() in TABLES):
-        roles.setdefault(role(path), []).append(path)
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TABLES):
+            roles.setdefault(role(path), []).append(path)
     return roles
 
 
@@ -65,9 +66,9 @@ def one(roles: dict[str, list[Path]], kind: str, slug: str, *, required: bool = 
     return found[0] if found else None
 
 
-def media_in(raw: Path) -> Media | None:
+def media_in(*roots: Path) -> Media | None:
     counts: Counter[tuple[str, str]] = Counter()
-    for path in raw.rglob("*"):
+    for path in (p for root in roots for p in root.rglob("*")):
         suffix = path.suffix.lower()
         for kind, suffixes in MEDIA.items():
             if suffix in suffixes:
@@ -88,3 +89,37 @@ def refuse_links_out(raw: Path, slug: str) -> None:
             path = Path(folder, name)
             if path.is_symlink() and not path.resolve().is_relative_to(root):
                 raise LayoutError(f"'{slug}': {path.relative_to(raw)} links outside the folder")
+
+
+MAX_UNZIPPED_BYTES = 64 * 1024**3
+"""What the zips of a competition's folder may expand to, together."""
+
+
+def unzip_beside(raw: Path, scratch: Path) -> list[Path]:
+    """The folder's zips that hold what is not already beside them (MLE-bench leaves `train.zip` beside the
+    `train/` folder it holds), extracted under `scratch/<name>` through the archive guard (no links, no paths
+    out, streamed, capped); the folders they made."""
+    from agent_k.platforms.archive import UnsafeArchive, safe_extract
+
+    made, budget = [], MAX_UNZIPPED_BYTES
+    for archive in sorted(raw.rglob("*.zip")):
+        if _unpacked_beside(archive):
+            continue
+        try:
+            files = safe_extract(archive, scratch / archive.stem, max_bytes=budget)
+        except UnsafeArchive as exc:
+            raise LayoutError(str(exc)) from None
+        budget -= sum(f.stat().st_size for f in files)
+        made.append(scratch / archive.stem)
+    return made
+
+
+def _unpacked_beside(archive: Path) -> bool:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            names = [info.filename for info in zf.infolist() if not info.is_dir()]
+    except (zipfile.BadZipFile, OSError):
+        return False  # the guard says what is wrong with it
+    return bool(names) and all((archive.parent / name).is_file() for name in names)

@@ -43,11 +43,13 @@ class FileIndex:
                 self._keys[key].append(file)
 
     @classmethod
-    def of(cls, root: Path, kind: str) -> FileIndex:
+    def of(cls, kind: str, raw: Path, unzipped: list[Path]) -> FileIndex:
+        """The files under `raw`, and under each folder a zip was extracted to (named as the zip was)."""
         found = []
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA[kind]):
-            relative = path.relative_to(root).as_posix()
-            found.append(MediaFile(path, relative, _side(PurePosixPath(relative).parts[:-1])))
+        for root, base in ((raw, raw), *((folder, folder.parent) for folder in unzipped)):
+            for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA[kind]):
+                relative = path.relative_to(base).as_posix()
+                found.append(MediaFile(path, relative, _side(PurePosixPath(relative).parts[:-1])))
         return cls(found)
 
     def find(self, key: object, side: Side) -> MediaFile | None:
@@ -108,7 +110,8 @@ def _file_column(frame: pd.DataFrame, index: FileIndex, side: Side, prefer: str)
 
 def _with_paths(frame: pd.DataFrame, column: str, index: FileIndex, side: Side) -> tuple[pd.DataFrame, int]:
     located = [index.find(value, side) for value in frame[column]]
-    frame = frame.assign(**{PATH_COLUMN: pd.Series([f.relative if f else None for f in located], index=frame.index)})
+    paths = pd.Series([f.relative if f else None for f in located], index=frame.index, name=PATH_COLUMN)
+    frame = pd.concat([frame, paths], axis=1)
     return frame, sum(f is None for f in located)
 
 
@@ -146,8 +149,8 @@ def _class_folders(
         raise LayoutError(f"'{slug}': no table names its training {kind} files, and they do not lie in one folder "
                           "per class")  # fmt: skip
     label = predicted[0] if len(predicted) == 1 else "label"
-    stems = [PurePosixPath(f.relative).stem for f in files]
-    ids = stems if len(set(stems)) == len(stems) else [f.relative for f in files]
+    names = [PurePosixPath(f.relative).name for f in files]  # as the sample names test files: with the extension
+    ids = names if len(set(names)) == len(names) else [f.relative for f in files]
     notes.append(f"the training {kind} files lie in one folder per class ({len(classes)} classes: '{label}')")
     labels = [PurePosixPath(f.relative).parent.name for f in files]
     return pd.DataFrame({id_column: ids, PATH_COLUMN: [f.relative for f in files], label: labels})

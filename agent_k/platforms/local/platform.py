@@ -137,6 +137,8 @@ class LocalPlatform:
             raise materialise.CompetitionInputError(f"competition '{competition_id}' already exists")
         from agent_k.platforms.local.references import reference_entries
 
+        tables = tables.for_metric(metric)
+
         prepared = materialise.prepare(
             competition_id,
             competition_id.replace("-", " ").title(),

@@ -4,13 +4,13 @@ Every problem is a `CompetitionInputError` whose message fits on one line."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from agent_k.competition.columns import time_of
-from agent_k.competition.kinds import TestSplit
+from agent_k.competition.kinds import MULTILABEL_METRICS, TestSplit
 from agent_k.competition.models import MediaKind
 from agent_k.platforms.layouts import TABLES, LayoutError, arrange_folder, from_one_hot, read_records
 from agent_k.platforms.local.materialise import CompetitionInputError, Hints
@@ -32,6 +32,24 @@ class UserTables:
     """A media competition's files: their paths under `media/`, and where they lie now."""
     notes: tuple[str, ...] = ()
     """How the folder's files were read (which file is what, what was joined or left out)."""
+    classes: tuple[str, ...] = ()
+    """The classes the folder's submission wants a column each for, when the target is one class column."""
+
+    def for_metric(self, metric: str) -> UserTables:
+        """For a metric scored column by column (mean AUC, mean log loss), a class column becomes one 0/1 column
+        per class again, as the submission has them."""
+        if metric not in MULTILABEL_METRICS or not self.classes or len(self.targets) != 1:
+            return self
+        target = self.targets[0]
+
+        def spread(frame: pd.DataFrame) -> pd.DataFrame:
+            labels = frame[target].astype(str)
+            return frame.drop(columns=target).assign(**{c: (labels == c).astype(int) for c in self.classes})
+
+        solution = self.solution
+        if solution is not None and target in solution.columns:
+            solution = spread(solution)
+        return replace(self, train=spread(self.train), targets=list(self.classes), solution=solution)
 
     @property
     def description(self) -> str:
@@ -68,12 +86,15 @@ def from_files(
     )
 
 
-def from_folder(folder: Path, name: str, targets: list[str], *, solution: Path | None) -> UserTables:
-    """The tables of a folder as Kaggle lays a competition out; `solution`: the test rows' labels, if known."""
+def from_folder(
+    folder: Path, name: str, targets: list[str], *, solution: Path | None, scratch: Path | None = None
+) -> UserTables:
+    """The tables of a folder as Kaggle lays a competition out; `solution`: the test rows' labels, if known;
+    `scratch`: where the folder's zips are extracted (it must outlive the tables' files)."""
     if not folder.is_dir():
         raise CompetitionInputError(f"folder not found: {folder}")
     try:
-        arranged = arrange_folder(folder, name, targets=targets or None)
+        arranged = arrange_folder(folder, name, targets=targets or None, scratch=scratch)
     except LayoutError as exc:
         raise CompetitionInputError(str(exc)) from None
     except (OSError, ValueError, ImportError) as exc:
@@ -92,6 +113,7 @@ def from_folder(folder: Path, name: str, targets: list[str], *, solution: Path |
         notes=tuple(arranged.notes),
         media=arranged.media,
         files=arranged.files,
+        classes=tuple(arranged.classes or ()),
     )
 
 

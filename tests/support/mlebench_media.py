@@ -1,0 +1,244 @@
+"""Small folders shaped like the public folders of MLE-bench's image and audio competitions (openai/mle-bench,
+`mlebench/competitions/<slug>/prepare.py`): the same file and folder names, the same columns, ids with or
+without the extension, a few dozen real image and sound files of the formats those competitions ship (and
+the 16-bit, grayscale and transparent ones others do). Each class looks (or sounds) different, so a model can
+learn it. Each maker returns what the arranged tables must hold."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+FILES = 40
+SAMPLE_RATE = 16_000
+
+
+@dataclass(frozen=True)
+class MediaShape:
+    metric: str
+    kind: str
+    targets: tuple[str, ...]
+    n_train: int
+    n_test: int
+    features: tuple[str, ...] = ()
+    """Table columns that must stay features beside the files."""
+    not_features: tuple[str, ...] = ()
+    solution: pd.DataFrame | None = None
+    """The test rows' labels, where the maker keeps them."""
+
+
+def picture(path: Path, label: int, rng: np.random.Generator, mode: str = "RGB", size: int = 48) -> None:
+    """A square of the class's colour on noise, somewhere in the frame, saved in `mode` (and the suffix's
+    format): "RGB", "L", "RGBA", "I;16" (16-bit grayscale)."""
+    from PIL import Image
+
+    pixels = rng.integers(0, 60, (size, size, 3)).astype(np.uint8)
+    colour = np.array([(200, 40, 40), (40, 200, 40), (40, 40, 200), (200, 200, 40)][label % 4], dtype=np.uint8)
+    top, left = rng.integers(0, size // 2, 2)
+    pixels[top : top + size // 2, left : left + size // 2] = colour
+    image = Image.fromarray(pixels)
+    if mode == "L":
+        image = image.convert("L")
+    elif mode == "RGBA":
+        image = image.convert("RGBA")
+        image.putalpha(Image.fromarray(np.full((size, size), 200, dtype=np.uint8)))
+    elif mode == "I;16":
+        image = Image.fromarray(np.asarray(image.convert("L"), dtype=np.uint16) * 257)  # a 16-bit image
+        assert image.mode.startswith("I;16")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path)
+
+
+def sound(path: Path, label: int, rng: np.random.Generator) -> None:
+    """Half a second of the class's pitch in noise; the suffix picks the format (WAV, FLAC, OGG, MP3)."""
+    import soundfile
+
+    t = np.arange(SAMPLE_RATE // 2) / SAMPLE_RATE
+    clip = 0.5 * np.sin(2 * np.pi * (220 * 2 ** (label % 4)) * t) + rng.normal(0, 0.05, t.size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    soundfile.write(path, clip.astype(np.float32), SAMPLE_RATE)
+
+
+def _split(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    labels = np.arange(n) % 2 if n < 8 else rng.integers(0, 2, n)
+    return labels, rng.random(n) < 0.25
+
+
+def aerial_cactus_identification(folder: Path, rng: np.random.Generator, files: int = FILES) -> MediaShape:
+    """train.csv of `id,has_cactus` whose ids carry `.jpg`; train/ and test/ folders, and the zips MLE-bench
+    leaves beside them (their copies are not counted twice)."""
+    labels, is_test = _split(files, rng)
+    names = [f"{rng.bytes(8).hex()}.jpg" for _ in range(files)]
+    for name, label, test in zip(names, labels, is_test, strict=True):
+        picture(folder / ("test" if test else "train") / name, int(label), rng)
+    train = pd.DataFrame({"id": names, "has_cactus": labels})[~is_test]
+    train.to_csv(folder / "train.csv", index=False)
+    pd.DataFrame({"id": np.array(names)[is_test], "has_cactus": 0.5}).to_csv(folder / "sample_submission.csv",
+                                                                            index=False)  # fmt: skip
+    for side in ("train", "test"):
+        shutil.make_archive(str(folder / side), "zip", folder, side)
+    solution = pd.DataFrame({"id": names, "has_cactus": labels})[is_test]
+    return MediaShape("auc", "image", ("has_cactus",), int((~is_test).sum()), int(is_test.sum()), solution=solution)
+
+
+def histopathologic_cancer_detection(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """train_labels.csv of `id,label`, ids without the extension; TIFF tiles in train/ and test/."""
+    labels, is_test = _split(FILES, rng)
+    ids = [rng.bytes(20).hex() for _ in range(FILES)]
+    for ident, label, test in zip(ids, labels, is_test, strict=True):
+        picture(folder / ("test" if test else "train") / f"{ident}.tif", int(label), rng)
+    pd.DataFrame({"id": ids, "label": labels})[~is_test].to_csv(folder / "train_labels.csv", index=False)
+    pd.DataFrame({"id": np.array(ids)[is_test], "label": 0}).to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("auc", "image", ("label",), int((~is_test).sum()), int(is_test.sum()))
+
+
+def plant_seedlings_classification(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """One folder per species under train/ (PNG with transparency), test/ flat; the sample is `file,species`."""
+    species = ["Black-grass", "Charlock", "Cleavers", "Common Chickweed"]
+    n_test = 0
+    for i in range(FILES):
+        label = i % len(species)
+        if i % 5 == 4:
+            picture(folder / "test" / f"t{i:03d}.png", label, rng, mode="RGBA")
+            n_test += 1
+        else:
+            picture(folder / "train" / species[label] / f"{i:03d}.png", label, rng, mode="RGBA")
+    tests = sorted(p.name for p in (folder / "test").iterdir())
+    pd.DataFrame({"file": tests, "species": "Charlock"}).to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("accuracy", "image", ("species",), FILES - n_test, n_test)
+
+
+def dog_breed_identification(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """labels.csv of `id,breed` is the whole training table; the sample wants a probability per breed. The files
+    come in every format and mode a real folder may mix: JPEG, PNG (8- and 16-bit, grayscale, transparent), BMP
+    and TIFF; one file is truncated and one empty (reported and skipped, never a crash), and one test file is a
+    training file's exact copy."""
+    breeds = ["affenpinscher", "afghan_hound", "basenji", "beagle"]
+    formats = [("jpg", "RGB"), ("png", "L"), ("png", "I;16"), ("png", "RGBA"), ("bmp", "RGB"), ("tif", "RGB")]
+    is_test = np.arange(FILES) % 5 == 1
+    labels = np.arange(FILES) % len(breeds)
+    ids = [rng.bytes(16).hex() for _ in range(FILES)]
+    for i, (ident, label, test) in enumerate(zip(ids, labels, is_test, strict=True)):
+        suffix, mode = formats[i % len(formats)]
+        picture(folder / ("test" if test else "train") / f"{ident}.{suffix}", int(label), rng, mode=mode)
+    original, twin = next((i, j) for i in range(2, FILES) for j in range(2, FILES)
+                          if not is_test[i] and is_test[j] and i % len(formats) == j % len(formats))  # fmt: skip
+    suffix = formats[twin % len(formats)][0]
+    (folder / "test" / f"{ids[twin]}.{suffix}").write_bytes(
+        (folder / "train" / f"{ids[original]}.{suffix}").read_bytes()
+    )
+    broken = folder / ("test" if is_test[0] else "train") / f"{ids[0]}.jpg"
+    broken.write_bytes(broken.read_bytes()[:200])
+    (folder / ("test" if is_test[1] else "train") / f"{ids[1]}.png").write_bytes(b"")
+    pd.DataFrame({"id": ids, "breed": np.array(breeds)[labels]})[~is_test].to_csv(folder / "labels.csv", index=False)
+    sample = pd.DataFrame({"id": np.array(ids)[is_test], **dict.fromkeys(breeds, 0.25)})
+    sample.to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("logloss", "image", ("breed",), int((~is_test).sum()), int(is_test.sum()))
+
+
+def leaf_classification(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """192 numeric features in train.csv and an `images/` folder of every leaf (grayscale JPEG) beside them:
+    the table's features and the images' both count."""
+    species = ["Acer_Capillipes", "Acer_Circinatum", "Quercus_Rubra"]
+    labels, is_test = rng.integers(0, 3, FILES), rng.random(FILES) < 0.25
+    features = {f"{kind}{j}": rng.normal(labels, 1.0) for kind in ("margin", "shape", "texture") for j in range(1, 65)}
+    frame = pd.DataFrame({"id": np.arange(1, FILES + 1), "species": np.array(species)[labels], **features})
+    for ident, label in zip(frame["id"], labels, strict=True):
+        picture(folder / "images" / f"{ident}.jpg", int(label), rng, mode="L")
+    frame[~is_test].to_csv(folder / "train.csv", index=False)
+    frame[is_test].drop(columns="species").to_csv(folder / "test.csv", index=False)
+    sample = frame[is_test][["id"]].assign(**dict.fromkeys(species, 1 / 3))
+    sample.to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("logloss", "image", ("species",), int((~is_test).sum()), int(is_test.sum()),
+                      features=("margin1", "texture64"))  # fmt: skip
+
+
+def siim_isic_melanoma_classification(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """`image_name` beside patient columns in train.csv and test.csv, the diagnosis only in training; the images
+    under jpeg/train and jpeg/test."""
+    labels, is_test = _split(FILES, rng)
+    names = [f"ISIC_{i:07d}" for i in range(FILES)]
+    for name, label, test in zip(names, labels, is_test, strict=True):
+        picture(folder / "jpeg" / ("test" if test else "train") / f"{name}.jpg", int(label), rng)
+    frame = pd.DataFrame({
+        "image_name": names, "patient_id": [f"IP_{i % 9:07d}" for i in range(FILES)],
+        "sex": rng.choice(["male", "female"], FILES), "age_approx": rng.integers(2, 18, FILES) * 5.0,
+        "anatom_site_general_challenge": rng.choice(["torso", "head/neck", "upper extremity"], FILES),
+        "diagnosis": np.where(labels == 1, "melanoma", "nevus"),
+        "benign_malignant": np.where(labels == 1, "malignant", "benign"), "target": labels,
+    })  # fmt: skip
+    frame[~is_test].to_csv(folder / "train.csv", index=False)
+    frame[is_test].drop(columns=["diagnosis", "benign_malignant", "target"]).to_csv(folder / "test.csv", index=False)
+    frame[is_test][["image_name"]].assign(target=0).to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("auc", "image", ("target",), int((~is_test).sum()), int(is_test.sum()),
+                      features=("sex", "age_approx"), not_features=("diagnosis", "benign_malignant"))  # fmt: skip
+
+
+def petfinder_pawpularity_score(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """Regression: `Id`, twelve 0/1 photo-quality columns and `Pawpularity` in train.csv; train/ and test/."""
+    labels, is_test = _split(FILES, rng)
+    ids = [rng.bytes(16).hex() for _ in range(FILES)]
+    for ident, label, test in zip(ids, labels, is_test, strict=True):
+        picture(folder / ("test" if test else "train") / f"{ident}.jpg", int(label), rng)
+    quality = {name: rng.integers(0, 2, FILES) for name in ("Subject Focus", "Eyes", "Face", "Near", "Action",
+               "Accessory", "Group", "Collage", "Human", "Occlusion", "Info", "Blur")}  # fmt: skip
+    frame = pd.DataFrame({"Id": ids, **quality, "Pawpularity": 20 + 40 * labels + rng.integers(0, 10, FILES)})
+    frame[~is_test].to_csv(folder / "train.csv", index=False)
+    frame[is_test].drop(columns="Pawpularity").to_csv(folder / "test.csv", index=False)
+    frame[is_test][["Id"]].assign(Pawpularity=38.0).to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("rmse", "image", ("Pawpularity",), int((~is_test).sum()), int(is_test.sum()),
+                      features=("Eyes", "Blur"))  # fmt: skip
+
+
+def plant_pathology_2020_fgvc7(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """One-hot labels (healthy, multiple_diseases, rust, scab) in train.csv; every image in images/, named
+    Train_N.jpg and Test_N.jpg; test.csv of `image_id` alone."""
+    classes = ["healthy", "multiple_diseases", "rust", "scab"]
+    n_test = FILES // 4
+    labels = np.arange(FILES - n_test) % 4
+    for i, label in enumerate(labels):
+        picture(folder / "images" / f"Train_{i}.jpg", int(label), rng)
+    for i in range(n_test):
+        picture(folder / "images" / f"Test_{i}.jpg", i % 4, rng)
+    one_hot = pd.DataFrame(np.eye(4, dtype=int)[labels], columns=classes)
+    pd.concat([pd.DataFrame({"image_id": [f"Train_{i}" for i in range(len(labels))]}), one_hot], axis=1).to_csv(
+        folder / "train.csv", index=False)  # fmt: skip
+    tests = pd.DataFrame({"image_id": [f"Test_{i}" for i in range(n_test)]})
+    tests.to_csv(folder / "test.csv", index=False)
+    tests.assign(**dict.fromkeys(classes, 0.25)).to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("mean_auc", "image", tuple(classes), len(labels), n_test)
+
+
+def tensorflow_speech_recognition_challenge(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """One folder per word under train/audio (WAV); test/audio flat, in WAV, FLAC, OGG and MP3; the sample is
+    `fname,label`."""
+    words = ["yes", "no", "up", "down"]
+    n_test = 0
+    for i in range(FILES):
+        if i % 5 == 4:
+            suffix = ("wav", "flac", "ogg", "mp3")[n_test % 4]
+            sound(folder / "test" / "audio" / f"clip_{i:05d}.{suffix}", i % 4, rng)
+            n_test += 1
+        else:
+            sound(folder / "train" / "audio" / words[i % 4] / f"{i:05d}_nohash_0.wav", i % 4, rng)
+    tests = sorted(p.name for p in (folder / "test" / "audio").iterdir())
+    pd.DataFrame({"fname": tests, "label": "yes"}).to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("accuracy", "audio", ("label",), FILES - n_test, n_test)
+
+
+MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
+    "aerial-cactus-identification": aerial_cactus_identification,
+    "histopathologic-cancer-detection": histopathologic_cancer_detection,
+    "plant-seedlings-classification": plant_seedlings_classification,
+    "dog-breed-identification": dog_breed_identification,
+    "leaf-classification": leaf_classification,
+    "siim-isic-melanoma-classification": siim_isic_melanoma_classification,
+    "petfinder-pawpularity-score": petfinder_pawpularity_score,
+    "plant-pathology-2020-fgvc7": plant_pathology_2020_fgvc7,
+    "tensorflow-speech-recognition-challenge": tensorflow_speech_recognition_challenge,
+}
