@@ -36,7 +36,7 @@ def test_a_mission_evaluates_its_candidates_on_a_dask_cluster(home: Path, tmp_pa
         assert evaluator.parallelism == 2
         observer = Client(cluster.scheduler_address)
         runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), evaluator=evaluator)
-        spec = MissionSpec(mission_id="dask", criteria=Criteria(competition="wine"), time_budget=25, stop_early=True)
+        spec = MissionSpec(mission_id="dask", criteria=Criteria(competition="wine"), time_budget=35, stop_early=True)
         runner.create(spec)
         workers = set(observer.scheduler_info()["workers"])
         with get_task_stream(observer) as stream:

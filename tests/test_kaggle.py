@@ -34,6 +34,7 @@ from agent_k.platforms.kaggle.layout import UnsupportedCompetition, arrange
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submissions import QuotaExhausted, check_quota, daily_limit, wait_for_score
+from tests.conftest import need_tool
 from tests.fake_kaggle import FakeKaggle
 from tests.local_server import serving
 
@@ -326,31 +327,39 @@ def _essays() -> bytes:
     return _zip({"train.csv": train, "test.csv": test, "sample_submission.csv": sample})
 
 
-def _leaf_images() -> bytes:
-    """Rows that are images: a label table beside a folder of JPEGs."""
+def _leaf_images(*, test_images: bool) -> bytes:
+    """Rows that are images: a label table beside folders of JPEGs (of the test rows too, or not)."""
     images = {f"train_images/{i}.jpg": b"\xff\xd8\xff\xe0 not really" for i in range(30)}
-    labels = _table("image_id,species", (f"{i},oak" for i in range(30)))
+    if test_images:
+        images |= {f"test_images/{i}.jpg": b"\xff\xd8\xff\xe0 not really" for i in range(30, 40)}
+    labels = _table("image_id,species", (f"{i},{('oak', 'elm')[i % 2]}" for i in range(30)))
     sample = _table("image_id,species", (f"{i},oak" for i in range(30, 40)))
     return _zip({"train.csv": labels, "sample_submission.csv": sample, **images})
 
 
-def test_kaggle_competitions_scored_by_rmsle_and_kappa_are_entered_and_images_are_refused(tmp_path: Path) -> None:
+def test_kaggle_competitions_scored_by_rmsle_and_kappa_and_of_images_are_entered(tmp_path: Path) -> None:
+    from agent_k.media import missing_extra
+
+    need_tool(missing_extra("image"))
     fake = FakeKaggle(
         LocalPlatform(tmp_path / "kaggle-side"),
-        ("house-prices", "essay-scoring", "leaf-images"),
-        archives={"house-prices": _house_prices(), "essay-scoring": _essays(), "leaf-images": _leaf_images()},
+        ("house-prices", "essay-scoring", "leaf-images", "leaves-untested"),
+        archives={"house-prices": _house_prices(), "essay-scoring": _essays(),
+                  "leaf-images": _leaf_images(test_images=True), "leaves-untested": _leaf_images(test_images=False)},
         metrics={
             "house-prices": "Root Mean Squared Logarithmic Error",
             "essay-scoring": "Quadratic Weighted Kappa",
             "leaf-images": "Categorization Accuracy",
+            "leaves-untested": "Categorization Accuracy",
         },
-    )
+    )  # fmt: skip
 
     async def scenario(url: str) -> None:
         async with httpx.AsyncClient() as http:
             kaggle = _adapter(fake, url, http, tmp_path / "cache")
             listed = {c.id: c.metric for c in await kaggle.list_competitions()}
-            assert listed == {"house-prices": "rmsle", "essay-scoring": "qwk", "leaf-images": "accuracy"}
+            assert listed == {"house-prices": "rmsle", "essay-scoring": "qwk", "leaf-images": "accuracy",
+                              "leaves-untested": "accuracy"}  # fmt: skip
 
             houses = await kaggle.get_competition("house-prices")
             assert (houses.metric, houses.task, houses.target, houses.id_column) == (
@@ -363,11 +372,16 @@ def test_kaggle_competitions_scored_by_rmsle_and_kappa_are_entered_and_images_ar
             paths = await kaggle.download_data("essay-scoring", tmp_path / "essays")
             assert {p.name for p in paths} >= {"train.csv", "test.csv", "sample_submission.csv"}
 
-            with pytest.raises(UnsupportedCompetition) as refused:
-                await kaggle.get_competition("leaf-images")
+            leaves = await kaggle.get_competition("leaf-images")
+            assert leaves.media is not None and leaves.media.kind == "image" and leaves.classes == ["elm", "oak"]
+            paths = await kaggle.download_data("leaf-images", tmp_path / "leaves")
+            assert len(list((tmp_path / "leaves" / "media").rglob("*.jpg"))) == 40 and len(paths) == 6
+
+            with pytest.raises(UnsupportedCompetition) as refused:  # no test images: nothing to predict from
+                await kaggle.get_competition("leaves-untested")
             message = str(refused.value)
-            assert "\n" not in message and "30 image files (.jpg)" in message and "not supported" in message
-            assert not (tmp_path / "cache" / "leaf-images").exists()
+            assert "\n" not in message and "30 image files (.jpg)" in message and "test image files" in message
+            assert not (tmp_path / "cache" / "leaves-untested").exists()
 
     with serving(fake.app()) as port:
         asyncio.run(scenario(f"http://127.0.0.1:{port}"))

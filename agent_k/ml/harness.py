@@ -12,6 +12,8 @@ Model-written code runs only in bubblewrap, unless the user explicitly allowed t
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -20,10 +22,12 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition import InvalidSubmission, metrics
+from agent_k.competition.models import MEDIA_FOLDER
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import SUBMISSION, CompetitionData, Evaluation, read_predictions
 from agent_k.ml.labels import labelled, reinfer
 from agent_k.ml.recipes import Script
+from agent_k.ml.render import MEDIA_FEATURES
 from agent_k.ml.sandbox import Job, Limits, UntrustedOutput, bwrap_problem, resolve, run_sandboxed
 from agent_k.ml.splits import splits
 from agent_k.store.status import CandidateStatus
@@ -56,6 +60,17 @@ def _write_fold(
     folder.mkdir(exist_ok=True)
     pd.concat([kept, train.iloc[fit_rows]]).to_csv(folder / "train.csv", index=False)
     held_out.drop(columns=targets).to_csv(folder / "test.csv", index=False)
+
+
+def _media_fold(data_dir: Path, folder: Path, id_column: str) -> None:
+    """A media fold's files and features, as the data folder has them for the whole competition: the files
+    linked (read-only, no copy), each table's rows' features (the held-out rows' from the training table's)."""
+    if not (folder / MEDIA_FOLDER).exists():
+        shutil.copytree(data_dir / MEDIA_FOLDER, folder / MEDIA_FOLDER, copy_function=os.link)
+    features = pd.read_parquet(data_dir / MEDIA_FEATURES["train"])
+    for table in ("train", "test"):
+        ids = pd.read_csv(folder / f"{table}.csv", usecols=[id_column])
+        ids.merge(features, on=id_column, how="left").to_parquet(folder / MEDIA_FEATURES[table], index=False)
 
 
 async def _predict(
@@ -95,6 +110,8 @@ async def evaluate_script(
         for k, (fit_rows, held_out_rows) in enumerate(cut):
             step, folder, held_out = f"fold {k}", workdir / f"fold{k}", train.iloc[held_out_rows]
             await asyncio.to_thread(_write_fold, train, fit_rows, held_out, spec.target_columns, folder, kept)
+            if spec.media is not None:
+                await asyncio.to_thread(_media_fold, data.data_dir, folder, spec.id_column)
             predictions = await _predict(data, script, folder, folder, limits, deadline, held_out[spec.id_column])
             truth = held_out[spec.target] if spec.targets is None else held_out[spec.target_columns]
             truth = truth.reset_index(drop=True)

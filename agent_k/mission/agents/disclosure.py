@@ -10,6 +10,7 @@ from agent_k.competition import Competition
 from agent_k.competition.research import ColumnProfile, ResearchFindings
 from agent_k.mission.candidates import ArchivedCandidate
 from agent_k.ml.recipes import Recipe
+from agent_k.ml.render import MEDIA_FEATURES
 
 MAX_ROWS = 12
 LATEST = 4
@@ -81,6 +82,19 @@ def data_shape(findings: ResearchFindings, competition: Competition | None) -> d
             "gap": findings.cv.gap,
             "why": findings.cv.reason,
         },
+        "media": _media(findings, competition),
+    }
+
+
+def _media(findings: ResearchFindings, competition: Competition | None) -> dict[str, Any] | None:
+    """The files a media competition's rows are, and where a script finds them and their features."""
+    if findings.media is None or competition is None or competition.media is None:
+        return None
+    return {
+        **findings.media.model_dump(),
+        "files": f"the data folder's media/ (read-only), each row's file named by its '{competition.media.column}'",
+        "features": f"{' and '.join(MEDIA_FEATURES.values())} in the data folder: each row's "
+        f"{findings.media.features} media features by '{competition.id_column}' (embeddings emb*, statistics)",
     }
 
 

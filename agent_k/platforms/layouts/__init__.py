@@ -6,8 +6,10 @@ Layouts it takes: CSV/TSV, JSON or JSON-lines records and Parquet tables; traini
 (joined like any extra table, only where it covers the test rows); no test file (the ids come from the sample
 submission); extra tables joined on a key; a sample submission whose id is spelled or composed differently from
 the test's, matches it only by position, or is missing (its rows repeat the test's columns); a target given as
-one-hot columns, or as true/false; columns only in training (left out, and listed). Media files beside tables
-that hold the features are left unread; a competition whose rows are only media is refused in one line.
+one-hot columns, or as true/false; columns only in training (left out, and listed). Images and audio whose files
+are the rows (`media`): named by a table, in one folder per class, beside features, or in zips. Without the
+media extra, tables that hold features are entered alone; a folder of media and nothing else is refused in one
+line that names the pip command.
 """
 
 from agent_k.platforms.layouts.arrange import Arranged, arrange_folder

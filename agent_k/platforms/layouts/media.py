@@ -1,6 +1,6 @@
 """Competitions whose rows are files (images, audio): a labels table naming each training file (with or without
 its extension, `id,label`), one folder per class (`train/<class>/*.jpg`), or a column of file names beside other
-features; test files named by a test table, by the sample submission, or simply lying in a test folder.
+features; test files named by a test table or by the sample submission.
 
 The arranged tables name each row's file in a `path` column, relative to the competition's `media/` folder;
 `files` maps those paths to the files to copy there."""
@@ -109,7 +109,10 @@ def _file_column(frame: pd.DataFrame, index: FileIndex, side: Side, prefer: str)
 
 
 def _with_paths(frame: pd.DataFrame, column: str, index: FileIndex, side: Side) -> tuple[pd.DataFrame, int]:
+    """The frame with each row's file in PATH_COLUMN (a column of that name it had is kept, renamed), and how
+    many rows name no file."""
     located = [index.find(value, side) for value in frame[column]]
+    frame = frame.rename(columns={PATH_COLUMN: f"{PATH_COLUMN}_given"})
     paths = pd.Series([f.relative if f else None for f in located], index=frame.index, name=PATH_COLUMN)
     frame = pd.concat([frame, paths], axis=1)
     return frame, sum(f is None for f in located)

@@ -1,17 +1,14 @@
-"""Image and audio competitions: entered from folders shaped like the real downloads (`tests/support/
-mlebench_media.py`), their files featurised once in the sandbox (unreadable ones reported and skipped), and
-refused in one line, naming the pip command, where the media extra is not installed."""
+"""Image and audio competitions entered from folders shaped like the real downloads (`tests/support/
+mlebench_media.py`), zips of them included, with the practitioner's baselines on their boards; and refused in one
+line, naming the pip command, where the media extra is not installed."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +17,10 @@ import pytest
 
 from agent_k.competition.models import MEDIA_FOLDER
 from agent_k.media import INSTALL
-from agent_k.ml.featurise import FeaturePlan, featurise
-from agent_k.ml.render import MEDIA_FEATURES
-from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
-from tests.conftest import AGENT_K, run_cli
-from tests.support.mlebench_media import MAKERS, aerial_cactus_identification, dog_breed_identification
+from tests.conftest import run_cli
+from tests.support.mlebench_media import MAKERS
 
 pytestmark = pytest.mark.usefixtures("media_home")
 
@@ -74,31 +68,6 @@ def test_zips_of_media_are_read_without_touching_the_folder(home: Path, tmp_path
     assert not list((home / "competitions").glob(".unzipped-*")), "the extraction is cleaned up"
 
 
-def test_unreadable_files_are_reported_and_skipped_and_copies_found(home: Path, tmp_path: Path) -> None:
-    dog_breed_identification(tmp_path / "dogs", np.random.default_rng(1))
-    platform = LocalPlatform(home / "competitions")
-    spec = platform.add("dogs", from_folder(tmp_path / "dogs", "dogs", [], solution=None), metric="logloss")
-    data = tmp_path / "data"
-    shutil.copytree(home / "competitions" / "dogs" / "public", data)
-    reported: list[tuple[int, int]] = []
-
-    async def progress(done: int, total: int) -> None:
-        reported.append((done, total))
-
-    profile = asyncio.run(featurise(
-        spec, data, tmp_path / "work", FeaturePlan(64, flip=True), Limits(timeout_s=120), models=home / "models",
-        progress=progress,
-    ))  # fmt: skip
-    assert profile.files == 40 and profile.unreadable == 2 and reported[-1] == (40, 40)
-    assert any("empty" in e for e in profile.unreadable_examples), profile.unreadable_examples
-    assert profile.duplicates == 1, "the test file that is a training file's copy"
-    assert {"PNG", "JPEG", "BMP", "TIFF"} <= set(profile.formats) and {"I;16", "RGBA", "L"} <= set(profile.channels)
-    features = pd.concat([pd.read_parquet(data / name) for name in MEDIA_FEATURES.values()])
-    assert len(features) == 40 and features.filter(like="emb").shape[1] == 1280
-    unread = features.filter(like="emb").isna().all(axis=1)
-    assert unread.sum() == 2 and not features.loc[~unread].filter(like="emb").isna().any().any()
-
-
 def _hide_media_modules(folder: Path) -> dict[str, str]:
     """An environment where the media extra's modules cannot be imported (a real ImportError, as without it)."""
     folder.mkdir()
@@ -124,48 +93,3 @@ def test_without_the_extra_a_media_competition_is_refused_naming_the_pip_command
     added = run_cli("competitions", "add", "plants", "--data", str(tmp_path / "plants"), "--metric", "accuracy",
                     env=hidden)  # fmt: skip
     assert added.returncode == 2 and INSTALL in added.stderr and "\n" not in added.stderr.strip()
-
-
-@pytest.mark.slow
-def test_a_mission_enters_an_image_competition_and_beats_the_prior(home: Path, tmp_path: Path) -> None:
-    shape = aerial_cactus_identification(tmp_path / "cactus", np.random.default_rng(0), files=160)
-    assert shape.solution is not None
-    shape.solution.to_csv(tmp_path / "solution.csv", index=False)
-    added = run_cli("competitions", "add", "cactus", "--data", str(tmp_path / "cactus"), "--metric", "auc",
-                    "--solution", str(tmp_path / "solution.csv"))  # fmt: skip
-    assert added.returncode == 0, added.stderr
-    done = run_cli("run", "--competition", "cactus", "--time-budget", "40", "--json")
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["status"] == "succeeded" and result["private_score"] > 0.5, result
-    solution = Path(result["solution_path"]).read_text()
-    assert MEDIA_FEATURES["train"] in solution and "agent_k" not in solution
-
-
-@pytest.mark.slow
-def test_a_kill_during_featurisation_resumes_without_redoing_finished_chunks(home: Path) -> None:
-    """photo-zoom's 1,500 images are four chunks: killed (-9) once one is done, the resumed mission keeps it."""
-    LocalPlatform(home / "competitions").ensure("photo-zoom")
-    features = home / "missions" / "zoom-killed" / "features"
-    process = subprocess.Popen(
-        [AGENT_K, "run", "--competition", "photo-zoom", "--time-budget", "60", "--mission-id", "zoom-killed"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy(),
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while not list(features.glob("*.parquet")) and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        finished = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in features.glob("*.parquet")}
-        os.kill(process.pid, signal.SIGKILL)
-        assert process.wait(timeout=10) == -signal.SIGKILL
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert 1 <= len(finished) < 4, finished
-    resumed = run_cli("resume", "zoom-killed", "--json")
-    assert resumed.returncode == 0, resumed.stderr
-    assert json.loads(resumed.stdout.strip().splitlines()[-1])["status"] == "succeeded"
-    for name, stamp in finished.items():
-        path = features / name
-        assert (path.stat().st_ino, path.stat().st_mtime_ns) == stamp, f"{name} was featurised again"
-    assert len(list(features.glob("*.parquet"))) == 4
