@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from agent_k.ml.render import MEDIA_FEATURES
 from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
+from tests.browser import Watched
 from tests.conftest import AGENT_K, run_cli
 from tests.support.mlebench_media import MAKERS, aerial_cactus_identification, dog_breed_identification
 
@@ -54,7 +56,9 @@ def test_unreadable_files_are_reported_and_skipped_and_copies_found(home: Path, 
 
 
 @pytest.mark.slow
-def test_a_mission_enters_an_image_competition_and_beats_the_prior(home: Path, tmp_path: Path) -> None:
+def test_a_mission_enters_an_image_competition_and_its_page_shows_the_files(
+    home: Path, tmp_path: Path, browser: Any
+) -> None:
     shape = aerial_cactus_identification(tmp_path / "cactus", np.random.default_rng(0), files=160)
     assert shape.solution is not None
     shape.solution.to_csv(tmp_path / "solution.csv", index=False)
@@ -67,6 +71,23 @@ def test_a_mission_enters_an_image_competition_and_beats_the_prior(home: Path, t
     assert result["status"] == "succeeded" and result["private_score"] > 0.5, result
     solution = Path(result["solution_path"]).read_text()
     assert MEDIA_FEATURES["train"] in solution and "agent_k" not in solution
+
+    watched = Watched(browser, offline=True)  # the report, from disk: the training files, drawn from the events
+    try:
+        watched.page.goto((home / "missions" / result["mission_id"] / "report.html").as_uri())
+        watched.wait(
+            "window.AgentK && window.AgentK.rendered > 0 && document.querySelectorAll('#galleries img').length"
+        )
+        shown = watched.page.evaluate(
+            "[...document.querySelectorAll('[data-kind=examples] img')].map(i => i.complete && i.naturalWidth)"
+        )
+        captions = watched.page.evaluate("[...document.querySelectorAll('[data-kind=examples] figcaption')]"
+                                         ".map(c => c.textContent)")  # fmt: skip
+        assert len(shown) == 6 and all(width and width > 0 for width in shown), shown
+        assert set(captions) == {"0", "1"}, "three of each class"
+        assert watched.errors == []
+    finally:
+        watched.close()
 
 
 @pytest.mark.slow

@@ -90,6 +90,22 @@ class ResearchFinding(BaseModel):
     features: int | None = None
 
 
+class GalleryItem(BaseModel):
+    label: str
+    """What it is (and what was predicted, for a mistake)."""
+    image: str
+    """A small JPEG as a data URI: the image, or a sound's spectrogram."""
+
+
+class MediaGallery(BaseModel):
+    """Files of a media competition for people to look at: training examples, or the chosen candidate's most
+    confident out-of-fold mistakes."""
+
+    type: Literal["media.gallery"] = "media.gallery"
+    kind: Literal["examples", "mistakes"]
+    items: list[GalleryItem]
+
+
 class CandidateEvaluated(BaseModel):
     type: Literal["candidate.evaluated"] = "candidate.evaluated"
     candidate_key: str
@@ -236,6 +252,7 @@ EventData = Annotated[
     | BudgetWarning
     | CompetitionSelected
     | ResearchFinding
+    | MediaGallery
     | CandidateEvaluated
     | EvolutionGeneration
     | EvolutionEnsemble

@@ -63,3 +63,17 @@ def audio_features(samples: np.ndarray, info: dict[str, Any]) -> dict[str, float
     features["snd_seconds"] = float(info["duration"])
     features["snd_peak"] = float(np.abs(samples).max())
     return features
+
+
+def sound_preview(samples: np.ndarray) -> bytes:
+    """The clip's log-mel spectrogram as a small grey JPEG (low pitches at the bottom), for people to look at."""
+    import io
+
+    import librosa
+    from PIL import Image
+
+    mel = librosa.power_to_db(librosa.feature.melspectrogram(y=samples, sr=SAMPLE_RATE, n_mels=MELS), ref=np.max)
+    grey = np.clip((mel + 80) / 80 * 255, 0, 255).astype(np.uint8)[::-1]
+    out = io.BytesIO()
+    Image.fromarray(grey).resize((96, MELS)).save(out, format="JPEG", quality=80)
+    return out.getvalue()

@@ -38,7 +38,7 @@ def as_rgb(image: Image.Image) -> Image.Image:
         values = np.asarray(image, dtype=np.float64)
         low, high = np.percentile(values, (1, 99)) if values.size else (0.0, 1.0)
         scaled = np.clip((values - low) / max(high - low, 1e-12), 0, 1) * 255
-        image = Image.fromarray(scaled.astype(np.uint8), mode="L")
+        image = Image.fromarray(scaled.astype(np.uint8))
     if image.mode == "P" and "transparency" in image.info:
         image = image.convert("RGBA")
     if image.mode in ("RGBA", "LA", "PA", "La", "RGBa"):
@@ -83,6 +83,20 @@ def image_stats(image: Image.Image, info: dict[str, Any]) -> dict[str, float]:
         counts, _ = np.histogram(small[..., i], bins=8, range=(0, 1))
         stats |= {f"img_hist_{channel}{k}": float(v) / gray.size for k, v in enumerate(counts)}
     return stats | thumbnail(image)
+
+
+PREVIEW_SIZE = 64
+
+
+def image_preview(image: Image.Image) -> bytes:
+    """A small JPEG of the image, for people to look at (the mission page, the report)."""
+    import io
+
+    small = image.copy()
+    small.thumbnail((PREVIEW_SIZE, PREVIEW_SIZE))
+    out = io.BytesIO()
+    small.save(out, format="JPEG", quality=80)
+    return out.getvalue()
 
 
 def thumbnail(image: Image.Image) -> dict[str, float]:

@@ -30,8 +30,8 @@ from agent_k.ml.render import MEDIA_FEATURES, library
 from agent_k.ml.sandbox import Job, Limits, run_sandboxed
 from agent_k.ml.tables import unlocked
 
-IMAGES_PER_SECOND = 250.0
-"""EfficientNet-Lite0 at 128 px on two CPU threads, decoding included (docs/benchmarks.md); the plan's yardstick."""
+IMAGES_PER_SECOND = 170.0
+"""EfficientNet-Lite0 at 128 px on two cores, decoding included (docs/benchmarks.md): the plan's yardstick."""
 CHUNK = {"image": 512, "audio": 512}
 """Rows a job featurises: small enough that a kill loses little, large enough that starting jobs costs little."""
 SIZES = ((160, True), (128, True), (128, False), (96, False), (64, False))
@@ -168,12 +168,13 @@ async def _run_chunk(
     job = Job(
         script=script, data=data_dir,
         args=("--table", table, "--start", str(start), "--stop", str(stop), "--threads", str(limits.threads)),
-        outputs={"features.parquet": OUTPUT_CAP, "files.json": OUTPUT_CAP},
+        outputs={"features.parquet": OUTPUT_CAP, "files.json": OUTPUT_CAP, "previews.parquet": OUTPUT_CAP},
     )  # fmt: skip
     result = await run_sandboxed(job, workdir=folder, limits=limits)
     if not result.ok or not (folder / "features.parquet").is_file():
         raise FeaturesFailed(f"featurising {table} rows {start}-{stop} failed: {result.failure_reason()}")
     (folder / "files.json").replace(part.with_suffix(".json"))
+    (folder / "previews.parquet").replace(part.with_suffix(".previews"))
     (folder / "features.parquet").replace(part)  # last: a chunk is done when its features are there
     shutil.rmtree(folder, ignore_errors=True)
 

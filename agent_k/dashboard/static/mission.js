@@ -10,7 +10,7 @@ window.AgentK = window.AgentK || {};
   const TYPES = [
     "mission.started", "mission.completed", "mission.failed", "mission.cancelled", "phase.started",
     "phase.completed", "phase.failed", "phase.fallback", "budget.warning", "competition.selected",
-    "research.finding", "candidate.evaluated", "evolution.generation", "evolution.ensemble",
+    "research.finding", "media.gallery", "candidate.evaluated", "evolution.generation", "evolution.ensemble",
     "approval.requested", "approval.granted", "approval.rejected", "submission.created", "submission.scored",
     "tool.narrowed", "transition.blocked", "phase.transition", "exploration.saturation", "agent.nudged",
     "step.failed", "phase.repair.started", "phase.repair.succeeded", "phase.repair.failed", "log",
@@ -56,6 +56,7 @@ window.AgentK = window.AgentK || {};
       this.candidates = [];
       this.generations = [];
       this.findings = [];
+      this.galleries = {};
       this.ledger = {};
       this.ensemble = null;
       this.result = meta.result || null;
@@ -97,6 +98,7 @@ window.AgentK = window.AgentK || {};
           break;
         }
         case "research.finding": this.findings.push(d); break;
+        case "media.gallery": this.galleries[d.kind] = d.items; break;
         case "candidate.evaluated":
           this.candidates.push({ ...d, index: this.candidates.length + 1 });
           break;
@@ -226,6 +228,7 @@ window.AgentK = window.AgentK || {};
       this.plot.render();
       this.candidates();
       this.findings();
+      this.galleries();
       this.ledger();
       this.result();
       this.events();
@@ -293,6 +296,17 @@ window.AgentK = window.AgentK || {};
     findings() {
       const list = this.mission.findings.slice().sort((a, b) => (b.kind === "leakage") - (a.kind === "leakage"));
       document.getElementById("findings").replaceChildren(...list.map((f) => node("li", { class: f.kind, text: `${f.kind}: ${f.message}` })));
+    }
+
+    galleries() {
+      const shown = this.mission.galleries, titles = { examples: "Training files", mistakes: "Most confident out-of-fold mistakes" };
+      const parts = Object.keys(titles).filter((kind) => shown[kind] && shown[kind].length).map((kind) =>
+        node("div", { class: "gallery", "data-kind": kind }, node("h3", { text: titles[kind] }),
+          ...shown[kind].filter((item) => String(item.image).startsWith("data:image/jpeg;base64,")).map((item) =>
+            node("figure", {}, node("img", { src: item.image, alt: item.label }), node("figcaption", { text: item.label })))));
+      const section = document.getElementById("media");
+      section.hidden = parts.length === 0;
+      document.getElementById("galleries").replaceChildren(...parts);
     }
 
     ledger() {

@@ -12,7 +12,7 @@ from pydantic_graph import End
 
 from agent_k._blocking import run_blocking
 from agent_k.competition.research import MediaProfile, ResearchFindings
-from agent_k.events.models import ResearchFinding
+from agent_k.events.models import MediaGallery, ResearchFinding
 from agent_k.mission.agents import AgentFailed, ResearchPlan, scientist_plan
 from agent_k.mission.candidates import candidate_limits
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
@@ -21,6 +21,7 @@ from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import MissionResult
 from agent_k.ml.featurise import CHUNK_TIMEOUT_S, FeaturesFailed, featurise, media_notes, plan_features
+from agent_k.ml.gallery import examples, previews
 from agent_k.ml.profiling import profile
 from agent_k.ml.tables import write_tables
 
@@ -115,12 +116,17 @@ class ResearchNode(PhaseNode):
         async def progress(done: int, total: int) -> None:
             await self.emit(ctx, ResearchFinding(kind="features", message=f"featurised {done:,} of {total:,} files"))
 
+        work = deps.mission_dir / "features"
         try:
-            return await featurise(competition, data_dir, deps.mission_dir / "features", plan, limits,
-                                   models=deps.settings.models_dir, progress=progress,
-                                   parallel=max(1, os.cpu_count() or 1))  # fmt: skip
+            media = await featurise(competition, data_dir, work, plan, limits, models=deps.settings.models_dir,
+                                    progress=progress, parallel=max(1, os.cpu_count() or 1))  # fmt: skip
         except (FeaturesFailed, OSError, ValueError) as exc:
             raise StepError("research_failed", f"cannot featurise the media files: {exc}") from exc
+        train = await asyncio.to_thread(pd.read_csv, data_dir / "train.csv")
+        items = examples(competition, train, await asyncio.to_thread(previews, work))
+        if items:
+            await self.emit(ctx, MediaGallery(kind="examples", items=items))
+        return media
 
     async def _apply(self, ctx: PhaseContext, plan: ResearchPlan) -> None:
         """The plan orders the families and may leave columns out; scores still come from our CV."""

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pandas as pd
 from pydantic_graph import End
 
 from agent_k._failpoints import failpoint
 from agent_k.competition import Competition, InvalidSubmission, Scores
-from agent_k.events.models import Log, SubmissionCreated, SubmissionScored
+from agent_k.events.models import GalleryItem, Log, MediaGallery, SubmissionCreated, SubmissionScored
 from agent_k.mission.candidates import candidate_dir
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import MissionResult
-from agent_k.ml.evaluate import CompetitionData, read_predictions
+from agent_k.ml.evaluate import OOF, CompetitionData, read_predictions
+from agent_k.ml.gallery import mistakes, previews
 from agent_k.ml.recipes import Prior
 from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, read_regular
 from agent_k.platforms.base import (
@@ -77,6 +80,8 @@ class SubmissionNode(PhaseNode):
             )
         except InvalidSubmission as exc:
             return self.fail(ctx, "invalid_submission", str(exc))
+        if competition.media is not None:
+            await self._show_mistakes(ctx, candidate_dir(deps.mission_dir, best_key))
 
         async def upload() -> tuple[Submission, bool]:
             try:
@@ -152,6 +157,23 @@ class SubmissionNode(PhaseNode):
             store.update_submission, state.mission_id, key, platform_submission_id=submitted.id, status="submitted"
         )
         return submitted, False
+
+    async def _show_mistakes(self, ctx: PhaseContext, folder: Path) -> None:
+        """A media competition's page shows the chosen candidate's most confident out-of-fold mistakes."""
+        competition, data_dir = ctx.state.selected_competition, ctx.state.data_dir
+        assert competition is not None and data_dir is not None
+
+        def pick() -> list[GalleryItem]:
+            try:
+                oof = pd.read_csv(io.BytesIO(read_regular(folder / OOF, MAX_FILE_MB * 1024 * 1024)))
+                train = pd.read_csv(Path(data_dir) / "train.csv")
+            except (OSError, ValueError, UntrustedOutput):
+                return []  # the blend or the prior keeps no out-of-fold file: nothing to show
+            return mistakes(competition, train, oof, previews(ctx.deps.mission_dir / "features"))
+
+        items = await asyncio.to_thread(pick)
+        if items:
+            await self.emit(ctx, MediaGallery(kind="mistakes", items=items))
 
     async def _rank(self, ctx: PhaseContext, competition: Competition, submitted: Submission) -> None:
         """Rank, percentile and medal from the live leaderboard, where our team is found by its name."""

@@ -25,7 +25,7 @@ def digits(folder: Path) -> pd.DataFrame:
     for i, (pixels, label) in enumerate(zip(bunch.images, bunch.target, strict=True)):
         relative = f"digits/{i:04d}.png"
         (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        image = Image.fromarray((pixels * (255 / 16)).astype(np.uint8), mode="L")
+        image = Image.fromarray((pixels * (255 / 16)).astype(np.uint8))
         image.resize((32, 32), Image.Resampling.BILINEAR).save(folder / relative)
         rows.append({"id": f"d{i:04d}", "path": relative, "digit": int(label)})
     return pd.DataFrame(rows)
