@@ -56,41 +56,6 @@ def test_unreadable_files_are_reported_and_skipped_and_copies_found(home: Path, 
 
 
 @pytest.mark.slow
-def test_a_mission_enters_an_image_competition_and_its_page_shows_the_files(
-    home: Path, tmp_path: Path, browser: Any
-) -> None:
-    shape = aerial_cactus_identification(tmp_path / "cactus", np.random.default_rng(0), files=160)
-    assert shape.solution is not None
-    shape.solution.to_csv(tmp_path / "solution.csv", index=False)
-    added = run_cli("competitions", "add", "cactus", "--data", str(tmp_path / "cactus"), "--metric", "auc",
-                    "--solution", str(tmp_path / "solution.csv"))  # fmt: skip
-    assert added.returncode == 0, added.stderr
-    done = run_cli("run", "--competition", "cactus", "--time-budget", "30", "--json")
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["status"] == "succeeded" and result["private_score"] > 0.5, result
-    solution = Path(result["solution_path"]).read_text()
-    assert MEDIA_FEATURES["train"] in solution and "agent_k" not in solution
-
-    watched = Watched(browser, offline=True)  # the report, from disk: the training files, drawn from the events
-    try:
-        watched.page.goto((home / "missions" / result["mission_id"] / "report.html").as_uri())
-        watched.wait(
-            "window.AgentK && window.AgentK.rendered > 0 && document.querySelectorAll('#galleries img').length"
-        )
-        shown = watched.page.evaluate(
-            "[...document.querySelectorAll('[data-kind=examples] img')].map(i => i.complete && i.naturalWidth)"
-        )
-        captions = watched.page.evaluate("[...document.querySelectorAll('[data-kind=examples] figcaption')]"
-                                         ".map(c => c.textContent)")  # fmt: skip
-        assert len(shown) == 6 and all(width and width > 0 for width in shown), shown
-        assert set(captions) == {"0", "1"}, "three of each class"
-        assert watched.errors == []
-    finally:
-        watched.close()
-
-
-@pytest.mark.slow
 def test_a_kill_during_featurisation_resumes_without_redoing_finished_chunks(home: Path) -> None:
     """photo-zoom's 1,500 images are four chunks: killed (-9) once one is done, the resumed mission keeps it."""
     LocalPlatform(home / "competitions").ensure("photo-zoom")
@@ -166,3 +131,40 @@ def test_a_model_written_script_sees_the_files_and_their_features_on_every_fold(
                                              tmp_path / "candidate", limits))  # fmt: skip
     assert evaluation.status == "succeeded", evaluation.error
     assert len(evaluation.fold_scores) == 3 and evaluation.submission_path is not None
+
+
+@pytest.mark.slow
+def test_a_mission_enters_an_image_competition_and_its_page_shows_the_files(
+    home: Path, tmp_path: Path, browser: Any
+) -> None:
+    shape = aerial_cactus_identification(tmp_path / "cactus", np.random.default_rng(0), files=160)
+    assert shape.solution is not None
+    shape.solution.to_csv(tmp_path / "solution.csv", index=False)
+    added = run_cli("competitions", "add", "cactus", "--data", str(tmp_path / "cactus"), "--metric", "auc",
+                    "--solution", str(tmp_path / "solution.csv"))  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    done = run_cli("run", "--competition", "cactus", "--time-budget", "30", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["status"] == "succeeded" and result["private_score"] > 0.5, result
+    solution = Path(result["solution_path"]).read_text()
+    assert MEDIA_FEATURES["train"] in solution and "agent_k" not in solution
+
+    # The report, from disk: the training files, drawn from the events. Last in this module: the browser's event
+    # loop outlives the test.
+    watched = Watched(browser, offline=True)
+    try:
+        watched.page.goto((home / "missions" / result["mission_id"] / "report.html").as_uri())
+        watched.wait(
+            "window.AgentK && window.AgentK.rendered > 0 && document.querySelectorAll('#galleries img').length"
+        )
+        shown = watched.page.evaluate(
+            "[...document.querySelectorAll('[data-kind=examples] img')].map(i => i.complete && i.naturalWidth)"
+        )
+        captions = watched.page.evaluate("[...document.querySelectorAll('[data-kind=examples] figcaption')]"
+                                         ".map(c => c.textContent)")  # fmt: skip
+        assert len(shown) == 6 and all(width and width > 0 for width in shown), shown
+        assert set(captions) == {"0", "1"}, "three of each class"
+        assert watched.errors == []
+    finally:
+        watched.close()
