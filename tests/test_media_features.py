@@ -56,32 +56,35 @@ def test_unreadable_files_are_reported_and_skipped_and_copies_found(home: Path, 
 
 
 @pytest.mark.slow
-def test_a_kill_during_featurisation_resumes_without_redoing_finished_chunks(home: Path) -> None:
-    """photo-zoom's 1,500 images are four chunks: killed (-9) once one is done, the resumed mission keeps it."""
-    LocalPlatform(home / "competitions").ensure("photo-zoom")
-    features = home / "missions" / "zoom-killed" / "features"
+def test_a_kill_during_featurisation_resumes_without_redoing_finished_chunks(home: Path, tmp_path: Path) -> None:
+    """600 images are two chunks (450 training, 150 test rows): killed (-9) once one is done, the resumed mission
+    keeps it."""
+    aerial_cactus_identification(tmp_path / "cactus", np.random.default_rng(9), files=600)
+    LocalPlatform(home / "competitions").add("cactus", from_folder(tmp_path / "cactus", "cactus", [], solution=None),
+                                             metric="auc")  # fmt: skip
+    features = home / "missions" / "cactus-killed" / "features"
     process = subprocess.Popen(
-        [AGENT_K, "run", "--competition", "photo-zoom", "--time-budget", "40", "--mission-id", "zoom-killed"],
+        [AGENT_K, "run", "--competition", "cactus", "--time-budget", "20", "--mission-id", "cactus-killed"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy(),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
         while not list(features.glob("*.parquet")) and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
+            time.sleep(0.02)
         finished = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in features.glob("*.parquet")}
         os.kill(process.pid, signal.SIGKILL)
         assert process.wait(timeout=10) == -signal.SIGKILL
     finally:
         if process.poll() is None:
             process.kill()
-    assert 1 <= len(finished) < 4, finished
-    resumed = run_cli("resume", "zoom-killed", "--json")
+    assert len(finished) == 1, finished
+    resumed = run_cli("resume", "cactus-killed", "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout.strip().splitlines()[-1])["status"] == "succeeded"
     for name, stamp in finished.items():
         path = features / name
         assert (path.stat().st_ino, path.stat().st_mtime_ns) == stamp, f"{name} was featurised again"
-    assert len(list(features.glob("*.parquet"))) == 4
+    assert len(list(features.glob("*.parquet"))) == 2
 
 
 MEDIA_SCRIPT = """

@@ -95,18 +95,11 @@ def _arrange_media(
     index: FileIndex, slug: str, media: Media, tables: dict[str, list[Path]], targets: list[str] | None
 ) -> Arranged:
     notes: list[str] = []
-    sample_path = one(tables, "sample", slug)
-    assert sample_path is not None
-    sample = read_records(sample_path)
-    if sample.shape[1] < 2:
-        raise LayoutError(f"'{slug}': the sample submission has no column to predict")
+    sample = _sample(tables, slug)
     id_column, predicted = str(sample.columns[0]), [str(c) for c in sample.columns[1:]]
     rows = media_rows(slug, index, media.kind, tables, sample, notes)
     train, chosen, classes = resolve_targets(slug, rows.train, rows.test, predicted, targets, notes)
-    train_only = _train_only(train, rows.test, id_column, chosen)
-    if train_only:
-        train = train.drop(columns=train_only)
-        notes.append(f"{len(train_only)} columns only in training ({listed(train_only)}): not features")
+    train, train_only = _without_train_only(train, rows.test, id_column, chosen, notes)
     notes.append(f"{len(rows.files):,} {media.kind} files: {len(train):,} training rows, {len(rows.test):,} test rows")
     kind: MediaKind = "image" if media.kind == "image" else "audio"
     return Arranged(train, rows.test, sample, id_column, chosen, classes, notes, train_only, media=kind,
@@ -118,11 +111,7 @@ def _arrange_tables(
 ) -> Arranged:
     """The tables alone. `refusal`: why the folder is refused when its test rows come with no features."""
     notes: list[str] = []
-    sample_path = one(tables, "sample", slug)
-    assert sample_path is not None
-    sample = read_records(sample_path)
-    if sample.shape[1] < 2:
-        raise LayoutError(f"'{slug}': the sample submission has no column to predict")
+    sample = _sample(tables, slug)
     test_path = one(tables, "test", slug, required=False)
     test_file = read_records(test_path) if test_path else None
     columns = _sample_columns(sample, test_file)
@@ -141,15 +130,21 @@ def _arrange_tables(
         train, test = _join(extra, train, test, notes)
     renamed = dict(zip(targets or [], columns.predicted, strict=False))
     train, chosen, classes = resolve_targets(slug, train, test, columns.predicted, targets, notes)
-    train_only = _train_only(train, test, id_column, chosen)
-    if train_only:
-        train = train.drop(columns=train_only)
-        notes.append(f"{len(train_only)} columns only in training ({listed(train_only)}): not features")
+    train, train_only = _without_train_only(train, test, id_column, chosen, notes)
     if id_column not in train.columns:
         train.insert(0, id_column, np.arange(len(train)))
         notes.append(f"training rows numbered as '{id_column}' (the files give them no id)")
     submitted_as = {k: v for k, v in renamed.items() if chosen == [v] and k != v}
     return Arranged(train, test, sample, id_column, chosen, classes, notes, train_only, columns.row_keys, submitted_as)
+
+
+def _sample(tables: dict[str, list[Path]], slug: str) -> pd.DataFrame:
+    path = one(tables, "sample", slug)
+    assert path is not None
+    sample = read_records(path)
+    if sample.shape[1] < 2:
+        raise LayoutError(f"'{slug}': the sample submission has no column to predict")
+    return sample
 
 
 def _sample_columns(sample: pd.DataFrame, test: pd.DataFrame | None) -> _SampleColumns:
@@ -306,9 +301,15 @@ def _join(path: Path, train: pd.DataFrame, test: pd.DataFrame, notes: list[str])
     return train.merge(renamed, on=keys, how="left"), test.merge(renamed, on=keys, how="left")
 
 
-def _train_only(train: pd.DataFrame, test: pd.DataFrame, id_column: str, targets: list[str]) -> list[str]:
-    """Training columns that are neither targets nor test columns: outcomes, or fields filled in later. None when
-    the test rows come as bare ids (their features are nowhere to compare with)."""
+def _without_train_only(
+    train: pd.DataFrame, test: pd.DataFrame, id_column: str, targets: list[str], notes: list[str]
+) -> tuple[pd.DataFrame, list[str]]:
+    """The training table without the columns that are neither targets nor test columns (outcomes, or fields
+    filled in later), and which those were. None when the test rows come as bare ids (their features are
+    nowhere to compare with)."""
     if not [c for c in test.columns if c != id_column]:
-        return []
-    return [str(c) for c in train.columns if c not in test.columns and c not in targets and c != id_column]
+        return train, []
+    only = [str(c) for c in train.columns if c not in test.columns and c not in targets and c != id_column]
+    if only:
+        notes.append(f"{len(only)} columns only in training ({listed(only)}): not features")
+    return train.drop(columns=only), only
