@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ from agent_k.platforms.layouts.records import match_column, peek_columns, read_r
 from agent_k.platforms.layouts.targets import listed, resolve_targets
 
 MAX_JOINS = 5
-MEDIA_KINDS = ("image", "audio")
+MEDIA_KINDS: tuple[str, ...] = get_args(MediaKind)
 MIN_TEST_COVER = 0.5
 """An extra table is joined only when it holds at least this share of the test rows' keys: one that covers only
 the training rows would give the test rows empty columns."""
