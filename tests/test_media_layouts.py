@@ -82,7 +82,9 @@ def _hide_media_modules(folder: Path) -> dict[str, str]:
     return {"PYTHONPATH": str(folder)}
 
 
-def test_without_the_extra_a_media_competition_is_refused_naming_the_pip_command(home: Path, tmp_path: Path) -> None:
+def test_without_the_extra_a_media_competition_is_refused_naming_the_pip_command_and_tables_run(
+    home: Path, tmp_path: Path
+) -> None:
     hidden = _hide_media_modules(tmp_path / "site")
     check = subprocess.run([sys.executable, "-c", "import PIL"], env={**os.environ, **hidden}, capture_output=True)
     assert check.returncode != 0, "the extra's modules are hidden"
@@ -93,3 +95,5 @@ def test_without_the_extra_a_media_competition_is_refused_naming_the_pip_command
     added = run_cli("competitions", "add", "plants", "--data", str(tmp_path / "plants"), "--metric", "accuracy",
                     env=hidden)  # fmt: skip
     assert added.returncode == 2 and INSTALL in added.stderr and "\n" not in added.stderr.strip()
+    tables = run_cli("competitions", "show", "breast-cancer", env=hidden)  # made here: its references too
+    assert tables.returncode == 0, "a competition of tables needs none of the extra"

@@ -14,7 +14,6 @@ from agent_k.competition import Competition, PredictionKind, TaskType, metrics
 from agent_k.competition.columns import looks_like_text
 from agent_k.competition.timing import parse_time, season_of, time_order
 from agent_k.platforms.local.materialise import PreparedCompetition
-from agent_k.platforms.local.media_references import media_teams
 
 MAX_TRAIN_ROWS = 20_000
 KNN_TRAIN_ROWS = 5_000
@@ -247,7 +246,9 @@ def reference_entries(
     truth = y_true if spec.targets else y_true[spec.target]
     regression = spec.task in (TaskType.regression, TaskType.multioutput)
     teams: list[tuple[str, pd.DataFrame]] = []
-    if spec.media is not None:
+    if spec.media is not None:  # the media extra: imported only for a media competition
+        from agent_k.platforms.local.media_references import media_teams
+
         assert models is not None, "a media competition's baselines need the image network's cache"
         teams = media_teams(spec, prepared.train, prepared.test, prepared.files, models, _fit_predict)
     for name, model, linear in [] if spec.media else _regressors() if regression else _classifiers():
