@@ -36,7 +36,8 @@ FEATURE_OPTIONS = {
 }
 
 
-MODELS = [f for f in ModelFamily if f is not ModelFamily.naive]  # a naive forecast needs a forecast: test_forecasts.py
+MODELS = [f for f in ModelFamily if not f.spec.model_free and not f.spec.pixels]
+"""A naive forecast needs a forecast (test_forecasts.py), the network trained from scratch pixels (test_cnn.py)."""
 
 
 @pytest.mark.parametrize("competition", ["penguins", "titanic", "diabetes"])

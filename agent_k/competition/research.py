@@ -111,6 +111,9 @@ class MediaProfile(BaseModel):
     features: int = 0
     embedding: str = ""
     """How images were embedded (network, pixels, mirrored), or empty."""
+    pixels: int = 0
+    """Pixels a side of each row's image (or spectrogram) kept for a network trained from scratch; 0: none kept
+    (large photographs, or no torch)."""
 
 
 class ResearchFindings(BaseModel):

@@ -19,13 +19,13 @@ INSTALL = "pip install 'agent-k[media]'"
 
 def missing_extra(kind: str) -> str | None:
     """Why a competition of `kind` media cannot run here (its extra is not installed), in one line; or None."""
-    missing = [module for module in NEEDS.get(kind, ()) if not _installed(module)]
+    missing = [module for module in NEEDS.get(kind, ()) if not installed(module)]
     if not missing:
         return None
     return f"{kind} competitions need the media extra, which is not installed (no {missing[0]}): {INSTALL}"
 
 
-def _installed(module: str) -> bool:
+def installed(module: str) -> bool:
     try:
         return find_spec(module) is not None
     except (ImportError, ValueError):  # a finder that refuses it, or a broken install

@@ -65,15 +65,29 @@ def audio_features(samples: np.ndarray, info: dict[str, Any]) -> dict[str, float
     return features
 
 
-def sound_preview(samples: np.ndarray) -> bytes:
-    """The clip's log-mel spectrogram as a small grey JPEG (low pitches at the bottom), for people to look at."""
-    import io
-
+def mel_image(samples: np.ndarray) -> np.ndarray:
+    """The clip's log-mel spectrogram as grey levels (0 at 80 dB below its loudest), low pitches first: what a
+    person looks at, and what a network trained from scratch reads."""
     import librosa
-    from PIL import Image
 
     mel = librosa.power_to_db(librosa.feature.melspectrogram(y=samples, sr=SAMPLE_RATE, n_mels=MELS), ref=np.max)
-    grey = np.clip((mel + 80) / 80 * 255, 0, 255).astype(np.uint8)[::-1]
+    return np.asarray(np.clip((mel + 80) / 80 * 255, 0, 255), dtype=np.uint8)
+
+
+def spectrogram_pixels(mel: np.ndarray, side: int) -> np.ndarray:
+    """`mel_image`'s spectrogram as a (1, MELS, side) array: its frames resampled to `side` columns, so clips of
+    any length make images of one shape."""
+    from PIL import Image
+
+    return np.asarray(Image.fromarray(mel).resize((side, MELS), Image.Resampling.BILINEAR), dtype=np.uint8)[None]
+
+
+def sound_preview(mel: np.ndarray) -> bytes:
+    """`mel_image`'s spectrogram as a small grey JPEG (low pitches at the bottom), for people to look at."""
+    import io
+
+    from PIL import Image
+
     out = io.BytesIO()
-    Image.fromarray(grey).resize((96, MELS)).save(out, format="JPEG", quality=80)
+    Image.fromarray(mel[::-1]).resize((96, MELS)).save(out, format="JPEG", quality=80)
     return out.getvalue()

@@ -53,6 +53,11 @@ def square(image: Image.Image, size: int) -> np.ndarray:
     return np.asarray(image.resize((size, size), Image.Resampling.BILINEAR, reducing_gap=2.0), dtype=np.uint8)
 
 
+def channels_first(image: Image.Image, side: int) -> np.ndarray:
+    """`square`'s pixels as (3, side, side): what a network trained from scratch reads."""
+    return square(image, side).transpose(2, 0, 1).copy()
+
+
 def network_input(pixels: np.ndarray) -> np.ndarray:
     """A batch of (N, S, S, 3) uint8 images as the network's (N, 3, S, S) float32 input."""
     return ((pixels.astype(np.float32) - LITE_MEAN) / LITE_SCALE).transpose(0, 3, 1, 2).copy()

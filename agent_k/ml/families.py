@@ -20,6 +20,8 @@ class ModelFamily(StrEnum):
     extra_trees = "extra_trees"
     linear = "linear"
     knn = "knn"
+    cnn = "cnn"
+    """A small convolutional network trained from scratch on the rows' pixels (small images, spectrograms)."""
     naive = "naive"
     """A naive forecast (last value, seasonal naive, recent mean per series): no model."""
 
@@ -39,6 +41,8 @@ class DataTraits:
     """A regression forecast of unique (series, time) rows: the naive forecasts apply."""
     media: bool = False
     """The rows are images or sounds: a thousand dense features an image, where linear models come first."""
+    pixels: bool = False
+    """Each row's small image, or its sound's spectrogram, is at hand for a network trained from scratch."""
 
     @property
     def wide(self) -> bool:
@@ -83,6 +87,11 @@ class Family:
     """Modules a warm worker imports once for it."""
     gpu: bool = False
     """Uses a GPU where one is present."""
+    copied: bool = False
+    """Its estimators are AGENT-K's own (`module`, a file of the package), copied into the scripts that use them:
+    a solution never imports agent_k."""
+    pixels: bool = False
+    """Reads each row's pixels (`agent_k.media.cnn.PIXELS`), not the feature table."""
 
     @property
     def model_free(self) -> bool:
@@ -158,6 +167,19 @@ FAMILIES: dict[ModelFamily, Family] = {
         defaults={"n_neighbors": 10, "weights": "distance"},
         rank=lambda data: 2 if data.numeric_only and not data.text and data.rows <= 20_000 else None,
         scaled=True, seeded=False, preload=("sklearn.neighbors",),
+    ),
+    ModelFamily.cnn: Family(
+        "agent_k.media.cnn", "SmallCNNClassifier", "SmallCNNRegressor",
+        space={
+            "steps": Param(50, 2000, log=True, integer=True),
+            "learning_rate": Param(1e-3, 3e-2, log=True),
+            "width": Param(8, 48, log=True, integer=True),
+            "size": Param(24, 64, integer=True),
+            "augment": Choice(("shift", "mirror")),
+        },
+        defaults={"steps": 150, "learning_rate": 0.01, "width": 16, "size": 32, "augment": "shift"},
+        rank=lambda data: 0.5 if data.pixels else None,
+        fixed="kind=MEDIA['kind'], random_state=SEED, n_jobs=N_JOBS", copied=True, pixels=True, gpu=True,
     ),
     ModelFamily.naive: Family(
         "", "", "", space={"method": Choice(("last", "seasonal", "mean"))}, defaults={"method": "seasonal"},

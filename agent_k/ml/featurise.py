@@ -3,7 +3,9 @@
 The files are decoded by a job in the sandbox (`templates/featurise.py.tmpl`), a chunk of rows at a time; each
 finished chunk is kept in the mission's folder, so a resumed mission never redoes one. When every chunk is there,
 they become `media_features.parquet` in the data folder, which every candidate joins on the row id, and the
-chunks' reports become Research's profile of the files (formats, sizes, unreadable files, duplicates)."""
+chunks' reports become Research's profile of the files (formats, sizes, unreadable files, duplicates). Where the
+images are small, or the files are sounds, each row's pixels (a spectrogram for a sound) also go to the data
+folder, for a network trained from scratch (`agent_k.media.cnn`)."""
 
 from __future__ import annotations
 
@@ -23,10 +25,11 @@ import pandas as pd
 
 from agent_k.competition import Competition
 from agent_k.competition.research import MediaProfile
+from agent_k.media import installed
 from agent_k.media.embedder import EMBEDDER, ExportFailed, exported
 from agent_k.media.warmup import NUMBA_CACHE, compiled_kernels
 from agent_k.ml.literals import in_docstring, literal
-from agent_k.ml.render import MEDIA_FEATURES, library
+from agent_k.ml.render import MEDIA_FEATURES, MEDIA_PIXELS, library
 from agent_k.ml.sandbox import Job, Limits, run_sandboxed
 from agent_k.ml.tables import unlocked
 
@@ -36,6 +39,11 @@ CHUNK = {"image": 512, "audio": 512}
 """Rows a job featurises: small enough that a kill loses little, large enough that starting jobs costs little."""
 SIZES = ((160, True), (128, True), (128, False), (96, False), (64, False))
 """(pixels, mirrored) from the richest to the cheapest."""
+PIXEL_SIDE = 64
+"""Pixels a side of what a network trained from scratch reads (its candidates may shrink them further)."""
+SMALL_IMAGE_SIDE = 96
+"""Images whose median longer side is at most this are small enough for a network trained from scratch; larger
+photographs are better served by the pretrained embeddings alone."""
 CHUNK_TIMEOUT_S = 600.0
 OUTPUT_CAP = 256 * 1024 * 1024
 JOB_LIBRARY = {"image": (("agent_k.media", "images.py"),), "audio": (("agent_k.media", "audio.py"),)}
@@ -84,6 +92,7 @@ def render_job(spec: Competition, plan: FeaturePlan, model: str | None) -> str:
         flip=literal(plan.flip),
         model=literal(model),
         numba_cache=literal(NUMBA_CACHE),
+        pixel_side=literal(PIXEL_SIDE),
     )
 
 
@@ -136,7 +145,25 @@ async def featurise(
     train_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "train" for r in rs]
     test_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "test" for r in rs]
     columns = len(set(features["train"].columns) | set(features["test"].columns)) - 1
-    return media_profile(spec.media.kind, train_reports, test_reports, columns, plan)
+    profile = media_profile(spec.media.kind, train_reports, test_reports, columns, plan)
+    if trained_from_scratch(profile):
+        parts = {table: [_part(work, t, start) for t, start, _ in chunks if t == table] for table in sizes}
+        await asyncio.to_thread(_write_pixels, parts, data_dir)
+        profile.pixels = PIXEL_SIDE
+    return profile
+
+
+def trained_from_scratch(profile: MediaProfile) -> bool:
+    """Whether a network trained from scratch suits the files: sounds (as spectrograms) and small images, where
+    torch is installed."""
+    if not installed("torch"):
+        return False
+    if profile.kind == "audio":
+        return True
+    widths, heights = profile.quantiles.get("width"), profile.quantiles.get("height")
+    if not widths or not heights:
+        return False
+    return max(widths[1], heights[1]) <= SMALL_IMAGE_SIDE  # their medians
 
 
 def _hand_over(made: Path, data_dir: Path) -> None:
@@ -168,13 +195,14 @@ async def _run_chunk(
     job = Job(
         script=script, data=data_dir,
         args=("--table", table, "--start", str(start), "--stop", str(stop), "--threads", str(limits.threads)),
-        outputs={"features.parquet": OUTPUT_CAP, "files.json": OUTPUT_CAP, "previews.parquet": OUTPUT_CAP},
+        outputs={name: OUTPUT_CAP for name in ("features.parquet", "files.json", "previews.parquet", "pixels.npy")},
     )  # fmt: skip
     result = await run_sandboxed(job, workdir=folder, limits=limits)
     if not result.ok or not (folder / "features.parquet").is_file():
         raise FeaturesFailed(f"featurising {table} rows {start}-{stop} failed: {result.failure_reason()}")
     (folder / "files.json").replace(part.with_suffix(".json"))
     (folder / "previews.parquet").replace(part.with_suffix(".previews"))
+    (folder / "pixels.npy").replace(part.with_suffix(".pixels"))
     (folder / "features.parquet").replace(part)  # last: a chunk is done when its features are there
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -185,6 +213,18 @@ def _write_features(features: dict[str, pd.DataFrame], data_dir: Path) -> None:
             target = data_dir / MEDIA_FEATURES[table]
             partial = target.with_name(target.name + ".partial")
             frame.to_parquet(partial, index=False)
+            partial.chmod(0o444)
+            partial.replace(target)
+
+
+def _write_pixels(parts: dict[str, list[Path]], data_dir: Path) -> None:
+    """Each table's pixels, one array in the rows' order (`MEDIA_PIXELS`), from the chunks' own."""
+    with unlocked(data_dir):
+        for table, chunks in parts.items():
+            target = data_dir / MEDIA_PIXELS[table]
+            partial = target.with_name(target.name + ".partial")
+            with partial.open("wb") as out:
+                np.save(out, np.concatenate([np.load(chunk.with_suffix(".pixels")) for chunk in chunks]))
             partial.chmod(0o444)
             partial.replace(target)
 
@@ -237,4 +277,7 @@ def media_notes(profile: MediaProfile) -> list[str]:
         )
     if profile.duplicates:
         notes.append(f"{profile.duplicates:,} test files are byte for byte a training file")
+    if profile.pixels:
+        what = "spectrogram" if profile.kind == "audio" else "image"
+        notes.append(f"each file's {what} kept at {profile.pixels} px for a network trained from scratch")
     return notes

@@ -91,12 +91,13 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Rese
         leakage_details=leaks,
         drift=drift,
         cv=_validation(spec, train, time, groups),
-        model_families=_recommended_families(spec, train, columns, time),
+        model_families=[],
         text_columns=text,
         time=time,
         group_candidates=groups,
         train_only=spec.train_only,
     )
+    findings.model_families = recommended_families(spec, findings)
     findings.notes = _notes(findings)
     return findings
 
@@ -238,17 +239,18 @@ def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
     )
 
 
-def _recommended_families(
-    spec: Competition, train: pd.DataFrame, columns: list[ColumnProfile], time: TimeStructure | None
-) -> list[str]:
+def recommended_families(spec: Competition, findings: ResearchFindings) -> list[str]:
     """Families to try, in order (`agent_k.ml.families.recommended`): text first goes to a linear model on its
-    TF-IDF; a forecast also gets the naive forecasts."""
+    TF-IDF; a forecast also gets the naive forecasts; small images and sounds, once featurised, a network trained
+    from scratch."""
+    time = findings.time
     data = DataTraits(
-        rows=len(train),
-        text=any(c.kind == "text" for c in columns),
-        numeric_only=all(c.kind == "numeric" for c in columns),
+        rows=findings.n_train,
+        text=any(c.kind == "text" for c in findings.columns),
+        numeric_only=all(c.kind == "numeric" for c in findings.columns),
         forecast=time is not None and time.forecast and time.unique and spec.task is TaskType.regression,
         media=spec.media is not None,
+        pixels=findings.media is not None and findings.media.pixels > 0,
     )
     return [family.value for family in recommended(data)]
 

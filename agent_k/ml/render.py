@@ -43,6 +43,9 @@ PRIOR_LIBRARY = (
 MEDIA_FEATURES = {"train": "media_features_train.parquet", "test": "media_features_test.parquet"}
 """A media competition's features of each table's rows (their ids typed as that table's), written once per mission
 into its data folder (`agent_k.ml.featurise`)."""
+MEDIA_PIXELS = {"train": "media_pixels_train.npy", "test": "media_pixels_test.npy"}
+"""Each table's pixels (uint8, channels first), in the rows' order of its features, where the files suit a network
+trained from scratch."""
 FOLD_AVERAGE_ROWS = 100_000
 """From this many training rows on, a submission averages the CV fold models: a final fit on all rows would
 cost as much again as one fold, and at that size it adds little over three models on two thirds of the rows."""
@@ -69,7 +72,14 @@ def library(modules: tuple[tuple[str, str], ...] = LIBRARY) -> str:
     return "\n\n".join(parts)
 
 
+def _source(module: str) -> tuple[str, str]:
+    """(package, file name) of a module of ours, as `library` reads it."""
+    package, name = module.rsplit(".", 1)
+    return package, f"{name}.py"
+
+
 def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
+    """(the estimator's import, or "" where its module is copied into the script; its constructor call)."""
     spec = recipe.family.spec
     name = spec.regressor if regression else spec.classifier
     params: dict[str, ParamValue] = dict(recipe.params)
@@ -78,7 +88,8 @@ def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
     arguments = [f"{k}={literal(v)}" for k, v in sorted(params.items())]
     if spec.fixed:
         arguments.append(spec.fixed if recipe.seed is None else spec.fixed.replace("SEED", str(recipe.seed)))
-    return f"from {spec.module} import {name}", f"{name}({', '.join(arguments)})"
+    imported = "" if spec.copied else f"from {spec.module} import {name}"
+    return imported, f"{name}({', '.join(arguments)})"
 
 
 def _member(recipe: Recipe, weight: float, regression: bool) -> str:
@@ -93,6 +104,8 @@ def _member(recipe: Recipe, weight: float, regression: bool) -> str:
     fields = [f"weight={literal(weight)}", f"model={model}"]
     if spec.scaled:
         fields.append("scaled=True")
+    if spec.pixels:
+        fields.append("pixels=True")
     if spec.handles_missing:
         fields.append("impute=False")
     for name in ("drop_columns", "log_columns", "frequency_columns", "target_columns", "ratio_columns", "date_columns"):
@@ -130,7 +143,11 @@ def competition_constants(competition: Competition, cv: CVScheme) -> dict[str, s
         "group_column": literal(cv.group_column),
         "time": literal(cv.time.spec() if cv.kind == "forward" and cv.time else None),
         "seed": literal(cv.seed),
-        "media": literal({"column": m.column, "features": MEDIA_FEATURES} if (m := competition.media) else None),
+        "media": literal(
+            {"column": m.column, "kind": m.kind, "features": MEDIA_FEATURES, "pixels": MEDIA_PIXELS}
+            if (m := competition.media)
+            else None
+        ),
     }
 
 
@@ -146,9 +163,10 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
     for recipe, _ in members:
         check_recipe(recipe)
     models = [recipe for recipe, _ in members if not recipe.family.spec.model_free]
-    imports = sorted({_model_expression(recipe, regression)[0] for recipe in models})
+    imports = sorted({line for recipe in models if (line := _model_expression(recipe, regression)[0])})
+    copied = tuple(dict.fromkeys(_source(r.family.spec.module) for r in models if r.family.spec.copied))
     return _template().substitute(
-        **competition_constants(competition, cv),
+        **competition_constants(competition, cv) | ({"library": library(LIBRARY + copied)} if copied else {}),
         summary=in_docstring(summary),
         validation=in_docstring(f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else "")),
         fold_average_rows=FOLD_AVERAGE_ROWS,

@@ -18,18 +18,9 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition.timing import parse_time, time_order
-from agent_k.ml.folds import make_folds
+from agent_k.ml.folds import label_strings, make_folds
 
 SMOOTHING = 1e-3  # every class keeps a little probability, so a log loss stays finite
-
-
-def label_text(values: pd.Series) -> pd.Series:
-    """Class labels as text, so that 1, 1.0 and "1" are the same class."""
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        numeric = values.astype(float)
-        if np.all(np.isfinite(numeric)) and np.all(numeric == np.round(numeric)):
-            return numeric.astype("int64").astype(str)
-    return values.astype(str)
 
 
 def constant(spec: dict[str, Any], values: pd.Series) -> float:
@@ -48,7 +39,7 @@ def prior(spec: dict[str, Any], targets: pd.DataFrame) -> np.ndarray:
     if spec["task"] == "multilabel":
         means = [targets[t].astype(float).mean() for t in spec["targets"]]
         return np.array([float(np.clip(m, SMOOTHING, 1 - SMOOTHING)) for m in means])
-    labels = label_text(targets[spec["targets"][0]].dropna())
+    labels = label_strings(targets[spec["targets"][0]].dropna())
     counts = labels.value_counts().reindex(spec["classes"], fill_value=0).to_numpy(dtype=float) + SMOOTHING
     shares: np.ndarray = counts / counts.sum()
     return shares
@@ -77,7 +68,7 @@ def write_prior(spec: dict[str, Any], data: Path, out: Path, oof: Path | None = 
     test = pd.read_csv(Path(data) / "test.csv", usecols=[spec["id_column"]])
     targets = train[spec["targets"]]
     if oof is not None:
-        labels = label_text(train[spec["targets"][0]]) if spec["task"] in ("binary", "multiclass") else None
+        labels = label_strings(train[spec["targets"][0]]) if spec["task"] in ("binary", "multiclass") else None
         groups = train[spec["group_column"]] if spec["group_column"] else None
         times = time_order(parse_time(train, spec["time"])) if spec["time"] else None
         parts = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import MissionResult
 from agent_k.ml.featurise import CHUNK_TIMEOUT_S, FeaturesFailed, featurise, media_notes, plan_features
 from agent_k.ml.gallery import examples, previews
-from agent_k.ml.profiling import profile
+from agent_k.ml.profiling import profile, recommended_families
 from agent_k.ml.tables import write_tables
 
 PROFILE = Step(Phase.research, "profile", "read the competition's files and profile them for modelling")
@@ -73,6 +72,7 @@ class ResearchNode(PhaseNode):
                 return self.fail(ctx, failed.reason, failed.detail)
             findings.media = media
             findings.notes.extend(media_notes(media) if media else [])
+            findings.model_families = recommended_families(competition, findings)
         try:
             plan = await scientist_plan(state, ctx.deps)
         except AgentFailed as exc:
@@ -119,7 +119,7 @@ class ResearchNode(PhaseNode):
         work = deps.mission_dir / "features"
         try:
             media = await featurise(competition, data_dir, work, plan, limits, models=deps.settings.models_dir,
-                                    progress=progress, parallel=max(1, os.cpu_count() or 1))  # fmt: skip
+                                    progress=progress, parallel=deps.settings.parallel_evaluations)  # fmt: skip
         except (FeaturesFailed, OSError, ValueError) as exc:
             raise StepError("research_failed", f"cannot featurise the media files: {exc}") from exc
         train = await asyncio.to_thread(pd.read_csv, data_dir / "train.csv")

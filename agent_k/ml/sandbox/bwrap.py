@@ -16,6 +16,7 @@ runs the candidate, kills whatever it left behind, then sends the wanted outputs
 that only it holds, and it is not dumpable, so no process of the sandbox can write its memory or reopen that
 descriptor. The runner's stdout and stderr pipes are the candidate's logs; nothing else leaves the sandbox. The
 root of the sandbox, /dev included, is read-only; the working folder and a small /dev/shm are capped tmpfs.
+Where the host has NVIDIA GPUs, their device files are bound in (`gpu_devices`), so a network trains on them.
 """
 
 from __future__ import annotations
@@ -104,6 +105,13 @@ class Launch:
         self.fds.clear()
 
 
+def gpu_devices(dev: Path = Path("/dev")) -> list[str]:
+    """NVIDIA's device files on this host (the control and memory devices, one per GPU, MIG's capabilities); none
+    where there is no GPU. A device node stays usable under the read-only /dev."""
+    found = [*dev.glob("nvidia*"), *dev.glob("nvidia-caps/*")]
+    return sorted(str(path) for path in found if path.is_char_device())
+
+
 def python_roots() -> list[str]:
     """The folders this interpreter and its environment live in (a venv, and the Python it was made from)."""
     roots: list[str] = []
@@ -122,7 +130,10 @@ class _Builder:
         self._add("--proc", "/proc")
         for path in PROC_READ_ONLY:
             self._add("--ro-bind-try", path, path)
-        self._add("--dev", "/dev", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev")
+        self._add("--dev", "/dev", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm")
+        for device in gpu_devices():
+            self._add("--dev-bind", device, device)
+        self._add("--remount-ro", "/dev")
         for path in SYSTEM:
             self._add("--ro-bind-try", path, path)
         for root in python_roots():

@@ -1,0 +1,137 @@
+"""The network trained from scratch: it learns pixels and spectrograms, its candidates run sandboxed from a script
+that carries the network's code (never agent_k), it blends with the feature models, only small images and sounds
+keep their pixels for it, and the sandbox hands it the host's GPUs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agent_k.competition import Competition
+from agent_k.competition.research import CVScheme, MediaProfile
+from agent_k.ml.evaluate import CompetitionData, evaluate
+from agent_k.ml.families import DataTraits, ModelFamily, recommended
+from agent_k.ml.featurise import FeaturePlan, featurise, media_notes, trained_from_scratch
+from agent_k.ml.recipes import Ensemble
+from agent_k.ml.render import MEDIA_PIXELS, render_solution
+from agent_k.ml.sandbox import Limits
+from agent_k.ml.sandbox.bwrap import gpu_devices
+from agent_k.ml.search import default_recipe
+from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.user_files import from_folder
+from tests.support.mlebench_media import aerial_cactus_identification, tensorflow_speech_recognition_challenge
+
+QUICK = {"steps": 80, "width": 8}
+"""A short training: what these tests check does not need a strong network."""
+
+
+def _featurised(home: Path, tmp_path: Path, name: str, metric: str) -> tuple[Competition, Path, MediaProfile]:
+    spec = LocalPlatform(home / "competitions").add(
+        name, from_folder(tmp_path / name, name, [], solution=None), metric=metric
+    )
+    data = tmp_path / "data"
+    shutil.copytree(home / "competitions" / name / "public", data)
+
+    async def progress(done: int, total: int) -> None:
+        return None
+
+    profile = asyncio.run(featurise(spec, data, tmp_path / "work", FeaturePlan(0, flip=False), Limits(timeout_s=120),
+                                    models=home / "models", progress=progress))  # fmt: skip
+    return spec, data, profile
+
+
+@pytest.mark.usefixtures("media_home")
+def test_a_network_learns_small_images_in_the_sandbox_and_blends_from_a_script_that_runs_alone(
+    home: Path, tmp_path: Path
+) -> None:
+    aerial_cactus_identification(tmp_path / "cactus", np.random.default_rng(3), files=160)
+    spec, data, profile = _featurised(home, tmp_path, "cactus", "auc")
+    assert profile.pixels == 64 and any("network trained from scratch" in n for n in media_notes(profile))
+    assert np.load(data / MEDIA_PIXELS["train"]).shape == (spec.n_train, 3, 64, 64)
+
+    cv = CVScheme(kind="stratified_kfold", n_folds=3)
+    network = default_recipe(ModelFamily.cnn).model_copy(update={"params": {**ModelFamily.cnn.spec.defaults, **QUICK}})
+    evaluation = asyncio.run(evaluate(network, CompetitionData.load(spec, data, cv), cv, tmp_path / "cnn",
+                                      Limits(timeout_s=180)))  # fmt: skip
+    assert evaluation.status == "succeeded", evaluation.error
+    assert evaluation.cv_mean is not None and evaluation.cv_mean > 0.8, evaluation.fold_scores
+
+    # The blend's script carries the network's code and runs alone, outside AGENT-K, on the data folder.
+    blend = Ensemble(members=(default_recipe(ModelFamily.linear), network), weights=(1.0, 1.0))
+    script = render_solution(blend, spec, cv)
+    assert "class SmallCNNClassifier" in script and "agent_k" not in script
+    (tmp_path / "solution.py").write_text(script)
+    out = tmp_path / "submission.csv"
+    run = subprocess.run([sys.executable, "solution.py", "--data", str(data), "--out", str(out)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    submitted = pd.read_csv(out)
+    assert len(submitted) == spec.n_test and submitted[spec.target].between(0, 1).all()
+
+
+@pytest.mark.usefixtures("media_home")
+def test_sounds_become_spectrograms_the_network_learns(home: Path, tmp_path: Path) -> None:
+    shape = tensorflow_speech_recognition_challenge(tmp_path / "speech", np.random.default_rng(4))
+    spec, data, profile = _featurised(home, tmp_path, "speech", "accuracy")
+    assert profile.pixels == 64
+    pixels = np.load(data / MEDIA_PIXELS["train"])
+    assert pixels.shape == (shape.n_train, 1, 64, 64) and pixels.std() > 10, "a spectrogram, not a blank"
+
+    cv = CVScheme(kind="stratified_kfold", n_folds=2)
+    network = default_recipe(ModelFamily.cnn).model_copy(update={"params": {**ModelFamily.cnn.spec.defaults, **QUICK}})
+    script = render_solution(network, spec, cv)
+    assert "kind=MEDIA['kind']" in script and "'kind': 'audio'" in script
+    evaluation = asyncio.run(evaluate(network, CompetitionData.load(spec, data, cv), cv, tmp_path / "cnn",
+                                      Limits(timeout_s=180)))  # fmt: skip
+    assert evaluation.status == "succeeded", evaluation.error
+    assert evaluation.cv_mean is not None and evaluation.cv_mean > 0.5, "four words: a guess scores 0.25"
+
+
+def test_a_regressor_learns_a_size_from_pixels() -> None:
+    """In-process, on squares of random sizes: the network reads the size off the pixels."""
+    from agent_k.media.cnn import SmallCNNRegressor
+
+    rng = np.random.default_rng(0)
+    sides = rng.integers(4, 28, 240)
+    images = np.zeros((240, 1, 32, 32), dtype=np.uint8)
+    for image, side in zip(images, sides, strict=True):
+        top, left = rng.integers(0, 32 - side, 2)
+        image[0, top : top + side, left : left + side] = 255
+    X = pd.DataFrame({"pixels": list(images)})
+    model = SmallCNNRegressor(steps=150, width=8, random_state=1).fit(X.iloc[:180], sides[:180])
+    predicted = model.predict(X.iloc[180:])
+    assert np.corrcoef(predicted, sides[180:])[0, 1] > 0.8
+
+
+def test_only_sounds_and_small_images_keep_pixels_and_the_network_follows_them() -> None:
+    def profile(kind: str, side: float) -> MediaProfile:
+        sizes = {"width": [side, side, side], "height": [side, side, side]} if kind == "image" else {}
+        return MediaProfile(kind=kind, files=10, quantiles=sizes)
+
+    assert trained_from_scratch(profile("image", 48)) and trained_from_scratch(profile("audio", 0))
+    assert not trained_from_scratch(profile("image", 500)), "photographs: the pretrained embeddings serve them"
+    assert ModelFamily.cnn in recommended(DataTraits(rows=900, media=True, pixels=True))
+    assert ModelFamily.cnn not in recommended(DataTraits(rows=900, media=True))
+    assert ModelFamily.cnn not in recommended(DataTraits(rows=900, numeric_only=True))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making device files needs root")
+def test_the_sandbox_is_handed_the_hosts_gpu_devices(tmp_path: Path) -> None:
+    """NVIDIA's device files (made here as copies of /dev/null's device numbers) are found; other files are not."""
+    null = Path("/dev/null").stat().st_rdev
+    for name in ("nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-caps/nvidia-cap1"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        os.mknod(tmp_path / name, stat.S_IFCHR | 0o666, null)
+    (tmp_path / "nvidia-notes.txt").write_text("not a device")
+    (tmp_path / "null").touch()
+    found = gpu_devices(tmp_path)
+    assert found == sorted(str(tmp_path / n) for n in ("nvidia-caps/nvidia-cap1", "nvidia-uvm", "nvidia0", "nvidiactl"))
