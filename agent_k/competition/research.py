@@ -112,8 +112,10 @@ class MediaProfile(BaseModel):
     embedding: str = ""
     """How images were embedded (network, pixels, mirrored), or empty."""
     pixels: int = 0
-    """Pixels a side of each row's image (or spectrogram) kept for a network trained from scratch; 0: none kept
-    (large photographs, or no torch)."""
+    """Pixels a side of each row's image (or spectrogram) kept for the networks trained on them; 0: none kept
+    (photographs that will not be fine-tuned, or no torch)."""
+    fine_tune: bool = False
+    """The pretrained network is fine-tuned on the kept images (a GPU is present, or the budget is long)."""
 
 
 class ResearchFindings(BaseModel):

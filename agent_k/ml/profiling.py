@@ -241,8 +241,7 @@ def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
 
 def recommended_families(spec: Competition, findings: ResearchFindings) -> list[str]:
     """Families to try, in order (`agent_k.ml.families.recommended`): text first goes to a linear model on its
-    TF-IDF; a forecast also gets the naive forecasts; small images and sounds, once featurised, a network trained
-    from scratch."""
+    TF-IDF; a forecast also gets the naive forecasts; media, once featurised, the networks their pixels suit."""
     time = findings.time
     data = DataTraits(
         rows=findings.n_train,
@@ -251,6 +250,7 @@ def recommended_families(spec: Competition, findings: ResearchFindings) -> list[
         forecast=time is not None and time.forecast and time.unique and spec.task is TaskType.regression,
         media=spec.media is not None,
         pixels=findings.media is not None and findings.media.pixels > 0,
+        fine_tune=findings.media is not None and findings.media.fine_tune,
     )
     return [family.value for family in recommended(data)]
 

@@ -2,6 +2,7 @@
 a scrubbed environment, an unprivileged host user when the runner is root; and the reading of whatever a
 candidate leaves behind, in disposable processes."""
 
+from agent_k.ml.sandbox.bwrap import gpu_devices
 from agent_k.ml.sandbox.policy import (
     SandboxChoice,
     SandboxKind,
@@ -44,6 +45,7 @@ __all__ = [
     "UntrustedOutput",
     "bwrap_problem",
     "choose",
+    "gpu_devices",
     "network_isolation_available",
     "read_regular",
     "read_tail",
