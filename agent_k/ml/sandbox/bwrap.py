@@ -105,6 +105,12 @@ class Launch:
         self.fds.clear()
 
 
+def python() -> str:
+    """This interpreter as an absolute path without `..` (not resolved: a venv is known by the path it is run at).
+    Started as `../.venv/bin/python`, `sys.executable` names a folder that the sandbox does not hold."""
+    return os.path.abspath(sys.executable)  # noqa: PTH100 (Path.resolve would follow the venv link)
+
+
 def gpu_devices(dev: Path = Path("/dev")) -> list[str]:
     """NVIDIA's device files on this host (the control and memory devices, one per GPU, MIG's capabilities); none
     where there is no GPU. A device node stays usable under the read-only /dev."""
@@ -216,7 +222,7 @@ def command(
 
 def supervised(channel: int, outputs: dict[str, int], supervisor: str = SUPERVISOR) -> list[str]:
     """The supervisor's command line for one run, before its `--` and the candidate's script and arguments."""
-    return [sys.executable, "-I", supervisor, "run", "--channel", str(channel), "--outputs", json.dumps(outputs)]
+    return [python(), "-I", supervisor, "run", "--channel", str(channel), "--outputs", json.dumps(outputs)]
 
 
 def serve_command(
@@ -227,7 +233,7 @@ def serve_command(
     builder = _Builder(staged)
     builder.data(data, copied=False)
     builder.work(disk_bytes)
-    serve = [sys.executable, "-I", SUPERVISOR, "serve", "--requests", str(requests), "--replies", str(replies)]
+    serve = [python(), "-I", SUPERVISOR, "serve", "--requests", str(requests), "--replies", str(replies)]
     return builder.finish([*serve, "--preload", ",".join(preload)])
 
 
@@ -236,4 +242,4 @@ def probe_command(data: Path, *, staged: bool) -> Launch:
     builder = _Builder(staged)
     builder.data(data, copied=True)
     builder.work(1 << 20)
-    return builder.finish([sys.executable, "-I", "-S", "-c", "pass"])
+    return builder.finish([python(), "-I", "-S", "-c", "pass"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 from agent_k.ml.sandbox import bwrap
@@ -21,7 +20,7 @@ def environment(home: str, threads: int) -> dict[str, str]:
     """A fresh environment: nothing inherited, so no secret can leak into a candidate."""
     count = str(threads)
     return {
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.defpath]),
+        "PATH": os.pathsep.join([str(Path(bwrap.python()).parent), os.defpath]),
         "HOME": home,
         "TMPDIR": home,
         "MPLCONFIGDIR": home,
@@ -56,7 +55,7 @@ def launcher_command(
     pids_capped = any((group / "pids.max").exists() for group in groups.paths)
     address_space = memory_mb + (VIRTUAL_SLACK_MB if groups.memory is not None else 0)
     return [
-        sys.executable, "-I", "-S", str(_LAUNCHER),
+        bwrap.python(), "-I", "-S", str(_LAUNCHER),
         "--as", str(address_space), "--cpu", str(cpu_seconds), "--fsize", str(file_size_mb),
         "--nproc", "0" if pids_capped else str(processes),
         *(arg for group in groups.paths for arg in ("--cgroup", str(group))),

@@ -166,9 +166,9 @@ def _probe_basic(user: str | None) -> str | None:
     with tempfile.TemporaryDirectory() as empty:
         rootfs = basic.rootfs(script=None, data=Path(empty), disk_bytes=1 << 20, identity=identity)
         try:
-            launch = bwrap.Launch(argv=[sys.executable, "-I", "-S", "-c", "pass"], fds=[filter_fd()])
+            launch = bwrap.Launch(argv=[bwrap.python(), "-I", "-S", "-c", "pass"], fds=[filter_fd()])
         except SeccompUnavailable:
-            launch = bwrap.Launch(argv=[sys.executable, "-I", "-S", "-c", "pass"])
+            launch = bwrap.Launch(argv=[bwrap.python(), "-I", "-S", "-c", "pass"])
         argv = launcher_command(
             CandidateGroups((), None), launch.argv, memory_mb=4096, cpu_seconds=60, file_size_mb=16, processes=64,
             user=identity.launcher_arg(), rootfs=rootfs, seccomp=launch.fds[0] if launch.fds else None,

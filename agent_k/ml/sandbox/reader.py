@@ -18,13 +18,13 @@ import io
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_k.ml.sandbox import bwrap
 from agent_k.ml.sandbox.cgroups import candidate_groups
 from agent_k.ml.sandbox.channel import Channel, ChannelClosed, Exchanges
 from agent_k.ml.sandbox.launcher import environment, launcher_command
@@ -234,7 +234,7 @@ class OutputReader:
         stack = contextlib.ExitStack()
         groups = stack.enter_context(candidate_groups(16, self.memory_mb))
         argv = launcher_command(
-            groups, [sys.executable, "-I", str(_CHILD)], memory_mb=self.memory_mb, cpu_seconds=7 * 24 * 3600,
+            groups, [bwrap.python(), "-I", str(_CHILD)], memory_mb=self.memory_mb, cpu_seconds=7 * 24 * 3600,
             file_size_mb=self.memory_mb, processes=16,
         )  # fmt: skip
         try:  # a plain Popen on purpose: see `agent_k.ml.sandbox.channel`
