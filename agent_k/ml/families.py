@@ -55,6 +55,9 @@ class DataTraits:
         return self.text or self.media
 
 
+FINE_TUNE_BATCH = 32
+"""Images a fine-tuning step trains on: what a CPU manages, and plenty on a GPU for a network this size."""
+
 Arguments = Callable[[dict[str, ParamValue], bool, bool], dict[str, ParamValue]]
 """(the recipe's params, regression, reads text) -> the estimator's keyword arguments."""
 
@@ -196,8 +199,8 @@ FAMILIES: dict[ModelFamily, Family] = {
         },
         defaults={"steps": 300, "learning_rate": 0.001, "size": 128, "augment": "mirror"},
         rank=lambda data: 0.25 if data.fine_tune else None,
-        fixed="kind=MEDIA['kind'], batch_size=32, random_state=SEED, n_jobs=N_JOBS", copied=True, pixels=True,
-        gpu=True,
+        fixed=f"kind=MEDIA['kind'], batch_size={FINE_TUNE_BATCH}, random_state=SEED, n_jobs=N_JOBS", copied=True,
+        pixels=True, gpu=True,
     ),
     ModelFamily.naive: Family(
         "", "", "", space={"method": Choice(("last", "seasonal", "mean"))}, defaults={"method": "seasonal"},

@@ -28,6 +28,7 @@ from agent_k.competition.research import MediaProfile
 from agent_k.media import installed
 from agent_k.media.embedder import EMBEDDER, ExportFailed, exported
 from agent_k.media.warmup import NUMBA_CACHE, compiled_kernels
+from agent_k.ml.families import FINE_TUNE_BATCH, ModelFamily
 from agent_k.ml.literals import in_docstring, literal
 from agent_k.ml.render import MEDIA_FEATURES, MEDIA_PIXELS, library
 from agent_k.ml.sandbox import Job, Limits, run_sandboxed
@@ -96,10 +97,8 @@ def plan_features(kind: str, files: int, seconds: float, *, budget_s: float = 0.
 
 def _cpu_fine_tune_s() -> float:
     """One fine-tuned candidate on the CPU at its defaults: five folds and a final fit."""
-    from agent_k.ml.families import ModelFamily
-
     spec = ModelFamily.finetuned.spec
-    images = int(spec.defaults["steps"]) * 32 * (5 + 1)  # batches of 32 (the family's fixed arguments)
+    images = int(spec.defaults["steps"]) * FINE_TUNE_BATCH * (5 + 1)
     return images * (int(spec.defaults["size"]) / FINE_TUNE_SIDE) ** 2 / CPU_FINE_TUNE_IMAGES_PER_SECOND
 
 

@@ -44,8 +44,8 @@ MEDIA_FEATURES = {"train": "media_features_train.parquet", "test": "media_featur
 """A media competition's features of each table's rows (their ids typed as that table's), written once per mission
 into its data folder (`agent_k.ml.featurise`)."""
 MEDIA_PIXELS = {"train": "media_pixels_train.npy", "test": "media_pixels_test.npy"}
-"""Each table's pixels (uint8, channels first), in the rows' order of its features, where the files suit a network
-trained from scratch."""
+"""Each table's pixels (uint8, channels first), in the rows' order of its features, where networks train on them
+(`agent_k.ml.featurise.keeps_pixels`)."""
 FOLD_AVERAGE_ROWS = 100_000
 """From this many training rows on, a submission averages the CV fold models: a final fit on all rows would
 cost as much again as one fold, and at that size it adds little over three models on two thirds of the rows."""
