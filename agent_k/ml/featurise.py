@@ -144,7 +144,7 @@ async def featurise(
     chunks = [
         (table, start, min(start + step, rows)) for table, rows in sizes.items() for start in range(0, rows, step)
     ]
-    waiting = [(t, start, stop) for t, start, stop in chunks if not _part(work, t, start).is_file()]
+    waiting = [(t, start, stop) for t, start, stop in chunks if not _finished(work, t, start)]
     total = sum(sizes.values())
     done = total - sum(stop - start for _, start, stop in waiting)
     gate = asyncio.Semaphore(max(1, parallel))
@@ -203,6 +203,12 @@ def _hand_over(made: Path, data_dir: Path) -> None:
         else:
             shutil.copyfile(made, target)
             target.chmod(0o444)
+
+
+def _finished(work: Path, table: str, start: int) -> bool:
+    """A chunk is done when its features and its pixels are kept (one from an earlier version may lack them)."""
+    part = _part(work, table, start)
+    return part.is_file() and part.with_suffix(".pixels").is_file()
 
 
 def _part(work: Path, table: str, start: int) -> Path:
