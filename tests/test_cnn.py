@@ -161,4 +161,6 @@ def test_the_sandbox_is_handed_the_hosts_gpu_devices(tmp_path: Path) -> None:
     (tmp_path / "nvidia-notes.txt").write_text("not a device")
     (tmp_path / "null").touch()
     found = gpu_devices(tmp_path)
-    assert found == sorted(str(tmp_path / n) for n in ("nvidia-caps/nvidia-cap1", "nvidia-uvm", "nvidia0", "nvidiactl"))
+    assert found == tuple(
+        sorted(str(tmp_path / n) for n in ("nvidia-caps/nvidia-cap1", "nvidia-uvm", "nvidia0", "nvidiactl"))
+    )

@@ -26,6 +26,7 @@ import os
 import stat
 import sys
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from agent_k.ml.sandbox.seccomp import filter_fd
@@ -111,11 +112,13 @@ def python() -> str:
     return os.path.abspath(sys.executable)  # noqa: PTH100 (Path.resolve would follow the venv link)
 
 
-def gpu_devices(dev: Path = Path("/dev")) -> list[str]:
+@cache
+def gpu_devices(dev: Path = Path("/dev")) -> tuple[str, ...]:
     """NVIDIA's device files on this host (the control and memory devices, one per GPU, MIG's capabilities); none
-    where there is no GPU. A device node stays usable under the read-only /dev."""
+    where there is no GPU. A device node stays usable under the read-only /dev. Looked up once: every candidate's
+    launch reads it."""
     found = [*dev.glob("nvidia*"), *dev.glob("nvidia-caps/*")]
-    return sorted(str(path) for path in found if path.is_char_device())
+    return tuple(sorted(str(path) for path in found if path.is_char_device()))
 
 
 def python_roots() -> list[str]:
