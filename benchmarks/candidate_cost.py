@@ -2,10 +2,12 @@
 cold (`run_sandboxed`: a new interpreter that imports the libraries) and warm (a worker that has them
 imported), in turns, after one warm-up of each; medians and the pairwise ratio.
 
+With --dask, the same through a Dask cluster (a LocalCluster of one worker process, one thread), cold (each
+candidate a new sandboxed interpreter on the worker) and warm (the worker's warm pool, `agent_k.ml.dask_warm`).
 With --missions, also the candidates a 120 s mission evaluates on each small built-in, through the CLI of
 the Python environment given by --agent-k (run it once with an older checkout's environment for "before").
 
-    python benchmarks/candidate_cost.py [--runs 20] [--missions] [--agent-k PATH]
+    python benchmarks/candidate_cost.py [--runs 20] [--dask] [--missions] [--agent-k PATH]
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import CompetitionData
-from agent_k.ml.executors import LocalEvaluator
+from agent_k.ml.executors import DaskEvaluator, Evaluator, LocalEvaluator
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
@@ -33,9 +35,14 @@ from agent_k.platforms.local import LocalPlatform
 SMALL = ("penguins", "titanic", "breast-cancer", "wine", "digits", "diabetes", "diamonds")
 
 
-async def costs(data: CompetitionData, root: Path, runs: int) -> tuple[list[float], list[float]]:
+async def costs(
+    data: CompetitionData, root: Path, runs: int, scheduler: str | None = None
+) -> tuple[list[float], list[float]]:
     cv = CVScheme(kind="stratified_kfold", n_folds=5)
-    cold, warm = LocalEvaluator(1, warm=False), LocalEvaluator(1)
+    cold: Evaluator = LocalEvaluator(1, warm=False)
+    warm: Evaluator = LocalEvaluator(1)
+    if scheduler is not None:
+        cold, warm = DaskEvaluator(scheduler, warm=False), DaskEvaluator(scheduler)
     times: dict[bool, list[float]] = {False: [], True: []}
     try:
         for run in range(runs + 1):
@@ -73,6 +80,7 @@ def candidates_per_mission(agent_k: str, budget: float) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--dask", action="store_true", help="through a local Dask cluster")
     parser.add_argument("--missions", action="store_true")
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--agent-k", default=str(Path(sys.executable).parent / "agent-k"))
@@ -82,11 +90,18 @@ def main() -> None:
         spec = LocalPlatform(root / "competitions").ensure("penguins")
         data = CompetitionData.load(spec, root / "competitions" / "penguins" / "public")
         (root / "candidates").mkdir()
-        cold, warm = asyncio.run(costs(data, root / "candidates", args.runs))
+        if args.dask:
+            from distributed import LocalCluster
+
+            with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster:
+                cold, warm = asyncio.run(costs(data, root / "candidates", args.runs, cluster.scheduler_address))
+        else:
+            cold, warm = asyncio.run(costs(data, root / "candidates", args.runs))
     ratios = [w / c for c, w in zip(cold, warm, strict=True)]
     print(
         json.dumps(
             {
+                "executor": "dask" if args.dask else "local",
                 "runs": args.runs,
                 "cold_median_s": round(statistics.median(cold), 3),
                 "warm_median_s": round(statistics.median(warm), 3),

@@ -1,11 +1,16 @@
-"""Mission quality against FLAML AutoML and default HistGradientBoosting, at the same wall budget.
+"""Mission quality against FLAML, AutoGluon and default HistGradientBoosting, at the same wall budget.
 
-All three train on a competition's public train set and are scored on its hidden private test rows.
-The mission runs through the real CLI (`agent-k run --json`); FLAML gets `time_budget=BUDGET, n_jobs=2`.
-Also reported: the candidates each mission evaluated, and whether it ended within +10% of its budget.
+All four train on a competition's public train set and are scored on its hidden private test rows. The mission
+runs through the real CLI (`agent-k run --json`); FLAML gets `AutoML(time_budget=BUDGET, n_jobs=2)`, AutoGluon
+`TabularPredictor(...).fit(time_limit=BUDGET, presets="medium_quality", num_cpus=2)`. With `--seeds N` every method
+runs N times (seeds 0..N-1; each mission has its own id, which seeds its search), interleaved: for each seed, each
+competition's four runs one after another, so a slower spell of the machine touches them alike. The table gives
+medians. Also reported: each mission's candidates, whether its blend was tried (and why not), and its final pick.
 
-    pip install -e '.[bench]'
-    python benchmarks/ml_quality.py [--budget 120] [--competitions penguins wine ...]
+AutoGluon needs pandas<3: run this in an environment of its own (the mission's CLI comes from the same one).
+
+    python3 -m venv .venv-bench && .venv-bench/bin/pip install -e '.[bench]'
+    .venv-bench/bin/python benchmarks/ml_quality.py [--budget 120] [--seeds 3] [--competitions penguins wine ...]
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import argparse
 import json
 import os
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +35,11 @@ from agent_k.platforms.local.catalog import BUILTINS
 from agent_k.platforms.local.references import as_object_strings, as_submission, make_preprocessor
 
 FLAML_METRICS = {"accuracy": "accuracy", "logloss": "log_loss", "rmse": "rmse", "mae": "mae", "r2": "r2"}
+AUTOGLUON_METRICS = {
+    "auc": "roc_auc", "accuracy": "accuracy", "logloss": "log_loss", "rmse": "root_mean_squared_error",
+    "mae": "mean_absolute_error", "r2": "r2",
+}  # fmt: skip
+METHODS = ("mission", "flaml", "autogluon", "hgb")
 
 
 def load(root: Path, spec: Competition) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame, pd.Series, pd.Series]:
@@ -50,18 +61,49 @@ def private_score(spec: Competition, predictions: pd.DataFrame, y: pd.Series, pr
     return metrics.score(spec, y[mask].reset_index(drop=True), predictions[mask].reset_index(drop=True))
 
 
-def run_hgb(spec: Competition, data: tuple[Any, ...]) -> float:
+def run_hgb(spec: Competition, data: tuple[Any, ...], seed: int = 0) -> float:
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
     from sklearn.pipeline import make_pipeline
 
     features, target, test_features, y, private = data
     model = HistGradientBoostingRegressor if spec.task is TaskType.regression else HistGradientBoostingClassifier
-    pipeline = make_pipeline(make_preprocessor(features, scale=False, one_hot=False), model(random_state=0))
+    pipeline = make_pipeline(make_preprocessor(features, scale=False, one_hot=False), model(random_state=seed))
     pipeline.fit(features, target)
     return private_score(spec, as_submission(spec, pipeline, test_features), y, private)
 
 
-def run_flaml(spec: Competition, data: tuple[Any, ...], budget: float) -> float:
+class _Predictor:
+    """An AutoGluon predictor with scikit-learn's prediction surface (`classes_`, arrays)."""
+
+    def __init__(self, predictor: Any) -> None:
+        self.predictor = predictor
+        self.classes_ = list(predictor.class_labels or [])
+
+    def predict(self, features: pd.DataFrame) -> Any:
+        return self.predictor.predict(features).to_numpy()
+
+    def predict_proba(self, features: pd.DataFrame) -> Any:
+        return self.predictor.predict_proba(features, as_multiclass=True)[self.classes_].to_numpy()
+
+
+def run_autogluon(spec: Competition, data: tuple[Any, ...], budget: float, seed: int = 0) -> float:
+    from autogluon.tabular import TabularPredictor
+
+    features, target, test_features, y, private = data
+    problem = "regression" if spec.task is TaskType.regression else spec.task.value
+    with tempfile.TemporaryDirectory() as folder:
+        predictor = TabularPredictor(
+            label="__target__", problem_type=problem, eval_metric=AUTOGLUON_METRICS[spec.metric], path=folder,
+            verbosity=0,
+        )  # fmt: skip
+        frame = features.assign(__target__=target.to_numpy())
+        predictor.fit(
+            frame, time_limit=budget, presets="medium_quality", num_cpus=2, ag_args_ensemble={"model_random_seed": seed}
+        )
+        return private_score(spec, as_submission(spec, _Predictor(predictor), test_features), y, private)
+
+
+def run_flaml(spec: Competition, data: tuple[Any, ...], budget: float, seed: int = 0) -> float:
     from flaml import AutoML
 
     features, target, test_features, y, private = data
@@ -81,12 +123,13 @@ def run_flaml(spec: Competition, data: tuple[Any, ...], budget: float) -> float:
         time_budget=budget,
         n_jobs=2,
         verbose=0,
-        seed=0,
+        seed=seed,
     )
     return private_score(spec, as_submission(spec, automl, test_features), y, private)
 
 
-def run_mission(home: Path, competition: str, budget: float) -> tuple[float, float, int]:
+def mission_report(home: Path, competition: str, budget: float) -> dict[str, Any]:
+    """One mission through the CLI: its private score, time, candidates, and what its final step did."""
     env = {**os.environ, "AGENT_K_HOME": str(home)}
     env.pop("AGENT_K_DATABASE_URL", None)
     agent_k = str(Path(sys.executable).parent / "agent-k")
@@ -101,10 +144,29 @@ def run_mission(home: Path, competition: str, budget: float) -> tuple[float, flo
     if report["status"] != "succeeded":
         raise RuntimeError(f"mission on {competition} failed: {report['error']}")
     with sqlite3.connect(home / "agent_k.db") as db:
-        (candidates,) = db.execute(
-            "select count(*) from events where mission_id = ? and type = 'candidate.evaluated'", (report["mission_id"],)
-        ).fetchone()
-    return float(report["private_score"]), float(report["elapsed_s"]), int(candidates)
+        rows = db.execute(
+            "select type, payload from events where mission_id = ? and type in "
+            "('candidate.evaluated', 'evolution.ensemble', 'evolution.pick') order by seq",
+            (report["mission_id"],),
+        ).fetchall()
+    final = {kind: json.loads(payload) for kind, payload in rows if kind != "candidate.evaluated"}
+    ensemble, pick = final.get("evolution.ensemble", {}), final.get("evolution.pick", {})
+    return {
+        "mission": float(report["private_score"]),
+        "mission_elapsed_s": float(report["elapsed_s"]),
+        "candidates": sum(kind == "candidate.evaluated" for kind, _ in rows),
+        "blend_members": len(ensemble.get("members", [])),
+        "blend_kept": ensemble.get("kept"),
+        "blend_reason": ensemble.get("reason"),
+        "pick_changed": pick.get("changed"),
+        "pick_reason": pick.get("reason"),
+    }
+
+
+def run_mission(home: Path, competition: str, budget: float) -> tuple[float, float, int]:
+    """(private score, elapsed seconds, candidates) of one mission through the CLI."""
+    report = mission_report(home, competition, budget)
+    return report["mission"], report["mission_elapsed_s"], report["candidates"]
 
 
 def ratio(mission: float, other: float, maximize: bool) -> float:
@@ -112,74 +174,75 @@ def ratio(mission: float, other: float, maximize: bool) -> float:
     return mission / other if maximize else other / mission
 
 
+def _median(rows: list[dict[str, Any]], competition: str, method: str) -> float:
+    return statistics.median(r[method] for r in rows if r["competition"] == competition and method in r)
+
+
+def summary(rows: list[dict[str, Any]], budget: float) -> None:
+    """Medians per competition and method, and where the mission stands against each rival."""
+    print(f"\nbudget {budget:.0f} s per method; medians of {max(r['seed'] for r in rows) + 1} seed(s)")
+    print(f"{'competition':15} {'metric':9} " + " ".join(f"{m:>10}" for m in METHODS) + "  vs best AutoML   vs HGB")
+    level = ahead = beats_hgb = hgb_perfect = 0
+    competitions = list(dict.fromkeys(r["competition"] for r in rows))
+    for competition in competitions:
+        first = next(r for r in rows if r["competition"] == competition)
+        maximize = first["maximize"]
+        medians = {m: _median(rows, competition, m) for m in METHODS}
+        rival = max(medians["flaml"], medians["autogluon"]) if maximize else min(medians["flaml"], medians["autogluon"])
+        vs_rival, vs_hgb = (
+            ratio(medians["mission"], rival, maximize),
+            ratio(medians["mission"], medians["hgb"], maximize),
+        )
+        level += vs_rival >= 1
+        ahead += vs_rival > 1
+        beats_hgb += vs_hgb > 1
+        hgb_perfect += medians["hgb"] == (1.0 if maximize else 0.0)
+        values = " ".join(f"{medians[m]:10.5g}" for m in METHODS)
+        print(f"{competition:15} {first['metric']:9} {values}  {vs_rival:14.4f} {vs_hgb:8.4f}")
+    n = len(competitions)
+    print(f"level with the better of FLAML and AutoGluon on {level}/{n}, ahead on {ahead}/{n}")
+    print(f"ahead of HGB on {beats_hgb}/{n} ({hgb_perfect} where HGB is perfect)")
+    untried = [
+        r
+        for r in rows
+        if r.get("blend_reason") and ("no time" in r["blend_reason"] or "timed out" in r["blend_reason"])
+    ]
+    print(f"missions whose blend was not tried for lack of time or a member's timeout: {len(untried)}/{len(rows)}")
+    within = sum(r["mission_elapsed_s"] <= 1.1 * budget for r in rows)
+    print(f"missions within +10% of the budget: {within}/{len(rows)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=120.0)
+    parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--competitions", nargs="*", default=list(BUILTINS))
+    parser.add_argument("--methods", nargs="*", default=list(METHODS), choices=METHODS)
     parser.add_argument("--home", type=Path, help="keep the missions here for inspection (default: a temp dir)")
-    parser.add_argument(
-        "--mission-only", action="store_true", help="run the missions only (a regression check against the doc)"
-    )
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         home = args.home or Path(tmp)
         platform = LocalPlatform(home / "competitions")
-        for competition in args.competitions:
-            spec = platform.ensure(competition)  # materialised before any clock starts
-            data = load(platform.root, spec)
-            mission, elapsed, candidates = run_mission(home, competition, args.budget)
-            if args.mission_only:
-                print(
-                    json.dumps(
-                        {
-                            "competition": competition,
-                            "metric": spec.metric,
-                            "mission": mission,
-                            "mission_elapsed_s": elapsed,
-                            "candidates": candidates,
-                        }
-                    ),
-                    flush=True,
-                )
-                continue
-            started = time.monotonic()
-            flaml = run_flaml(spec, data, args.budget)
-            flaml_wall = time.monotonic() - started
-            hgb = run_hgb(spec, data)
-            row = {
-                "competition": competition,
-                "metric": spec.metric,
-                "maximize": spec.maximize,
-                "mission": mission,
-                "flaml": flaml,
-                "hgb": hgb,
-                "mission_elapsed_s": elapsed,
-                "within_budget": elapsed <= 1.1 * args.budget,
-                "candidates": candidates,
-                "flaml_wall_s": round(flaml_wall, 1),
-                "vs_flaml": ratio(mission, flaml, spec.maximize),
-                "vs_hgb": ratio(mission, hgb, spec.maximize),
-            }
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    if args.mission_only:
-        return
-    print(f"\nbudget {args.budget:.0f} s per method; ratios above 1 favour the mission")
-    print(
-        f"{'competition':14} {'metric':9} {'mission':>10} {'FLAML':>10} {'HGB':>10} {'vs FLAML':>9} {'vs HGB':>8} "
-        f"{'elapsed':>8} {'cands':>6}"
-    )
-    for r in rows:
-        print(
-            f"{r['competition']:14} {r['metric']:9} {r['mission']:10.5g} {r['flaml']:10.5g} {r['hgb']:10.5g} "
-            f"{r['vs_flaml']:9.4f} {r['vs_hgb']:8.4f} {r['mission_elapsed_s']:8.1f} {r['candidates']:6d}"
-        )
-    beats_hgb = sum(r["vs_hgb"] > 1 for r in rows)
-    matches_flaml = sum(r["vs_flaml"] >= 1 for r in rows)
-    within = sum(r["within_budget"] for r in rows)
-    print(f"beats HGB on {beats_hgb}/{len(rows)}; matches or beats FLAML on {matches_flaml}/{len(rows)}")
-    print(f"within +10% of the budget: {within}/{len(rows)}")
+        for seed in range(args.seeds):
+            for competition in args.competitions:
+                spec = platform.ensure(competition)  # materialised before any clock starts
+                data = load(platform.root, spec)
+                row: dict[str, Any] = {"seed": seed, "competition": competition, "metric": spec.metric}
+                row["maximize"] = spec.maximize
+                if "mission" in args.methods:
+                    row.update(mission_report(home, competition, args.budget))
+                for method, run in (("flaml", run_flaml), ("autogluon", run_autogluon)):
+                    if method in args.methods:
+                        started = time.monotonic()
+                        row[method] = run(spec, data, args.budget, seed)
+                        row[f"{method}_wall_s"] = round(time.monotonic() - started, 1)
+                if "hgb" in args.methods:
+                    row["hgb"] = run_hgb(spec, data, seed)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    if set(args.methods) == set(METHODS):
+        summary(rows, args.budget)
 
 
 if __name__ == "__main__":

@@ -189,6 +189,7 @@ def test_the_evolvers_code_edit_is_measured_by_our_cv_not_by_its_claims(sqlite_s
     """The Evolver edits the best candidate's solution.py and claims a perfect score; the edit is evaluated by
     the harness (each fold run without its held-out labels) and archived with the score our metric gives."""
     settings, store = sqlite_store
+    parents: list[str] = []
 
     def evolver(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         output = info.output_tools[0].name
@@ -198,7 +199,8 @@ def test_the_evolvers_code_edit_is_measured_by_our_cv_not_by_its_claims(sqlite_s
         returns = _returns(messages)
         if "candidates_so_far" not in returns:
             return ModelResponse(parts=[ToolCallPart("candidates_so_far", {"limit": 3})])
-        best = returns["candidates_so_far"].content["candidates"][0]["key"]  # type: ignore[index]
+        parents.append(returns["candidates_so_far"].content["candidates"][0]["key"])  # type: ignore[index]
+        best = parents[0]  # the same edit of the same script, every generation
         if "candidate_details" not in returns:
             return ModelResponse(parts=[ToolCallPart("candidate_details", {"candidate_key": best})])
         edit = {"find": "SEED = 42", "replace": "SEED = 7"}

@@ -23,13 +23,14 @@ from agent_k.mission.candidates import (
     screen_for,
     screen_then_evaluate,
 )
-from agent_k.ml.ensemble import select_blend
-from agent_k.ml.evaluate import CompetitionData, OutOfFold, check_oof, evaluate, fold_scores
+from agent_k.ml.ensemble import Blend, select_blend, write_blend
+from agent_k.ml.evaluate import CompetitionData, OutOfFold, check_oof, check_test_predictions, evaluate, fold_scores
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, load_solution
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
+from agent_k.ml.stacking import stack
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.status import CandidateStatus
 
@@ -81,9 +82,44 @@ def test_a_blend_script_reproduces_the_blended_out_of_fold_predictions(
     assert result.status == "succeeded", result.error
     assert result.fold_scores == pytest.approx(blend.fold_scores, rel=1e-3, abs=1e-3)
 
-    fit_only = asyncio.run(evaluate(ensemble, data, CV, tmp_path / "fit-only", LIMITS, folds=0))
-    assert fit_only.status == "succeeded" and fit_only.cv_mean is None
-    assert fit_only.submission_path is not None and not (tmp_path / "fit-only" / "oof.csv").exists()
+    # Made from the members' test predictions, no model fitted: the very files the blend's own script writes.
+    tests = {key: check_test_predictions(data, pd.read_csv(tmp_path / key / "test_predictions.csv")) for key in pool}
+    made = write_blend(ensemble, blend, data, CV, tests, tmp_path / "made")
+    assert made.cv_mean == blend.cv_mean and made.submission_path is not None
+    assert (tmp_path / "made" / "solution.py").read_text() == (tmp_path / "blend" / "solution.py").read_text()
+    ran, written = (pd.read_csv(tmp_path / d / "test_predictions.csv") for d in ("blend", "made"))
+    np.testing.assert_allclose(written.iloc[:, 1:].to_numpy(), ran.iloc[:, 1:].to_numpy(), atol=1e-6)
+    ran_submission, made_submission = (pd.read_csv(tmp_path / d / "submission.csv") for d in ("blend", "made"))
+    assert list(made_submission.columns) == list(ran_submission.columns)
+    if spec.task is TaskType.regression or spec.prediction.value == "probability":
+        np.testing.assert_allclose(made_submission.iloc[:, 1:], ran_submission.iloc[:, 1:], atol=1e-6)
+    else:
+        assert made_submission.equals(ran_submission)
+
+
+@pytest.mark.parametrize("competition", ["wine", "titanic", "diabetes"])
+def test_a_stack_script_reproduces_the_stacked_test_predictions(home: Path, tmp_path: Path, competition: str) -> None:
+    """A stacker fitted on the members' out-of-fold predictions (nested for its CV) mixes their test predictions;
+    the stack's own script, holding the stacker's coefficients, writes the same test predictions."""
+    spec = LocalPlatform(home / "competitions").ensure(competition)
+    data = CompetitionData.load(spec, home / "competitions" / competition / "public")
+    families = [ModelFamily.linear, ModelFamily.random_forest, ModelFamily.hist_gradient_boosting]
+    pool = _members(data, tmp_path, families)
+    made = stack(data, pool)
+    assert made is not None
+    stacker, oof, scores = made
+    assert len(scores) == CV.n_folds and oof.predictions.shape == next(iter(pool.values())).predictions.shape
+    by_key = {default_recipe(f).key: default_recipe(f) for f in families}
+    ensemble = Ensemble(members=tuple(by_key[k] for k in pool), weights=(1.0,) * 3, stacker=stacker)
+    assert load_solution(ensemble.model_dump_json()) == ensemble
+    blend = Blend(tuple(pool), (1.0,) * 3, scores, oof, stacker)
+    tests = {key: check_test_predictions(data, pd.read_csv(tmp_path / key / "test_predictions.csv")) for key in pool}
+    made_files = write_blend(ensemble, blend, data, CV, tests, tmp_path / "made")
+    assert made_files.cv_mean == pytest.approx(float(np.mean(scores)))
+    ran = asyncio.run(evaluate(ensemble, data, CV, tmp_path / "ran", LIMITS))
+    assert ran.status == "succeeded", ran.error
+    written, run = (pd.read_csv(tmp_path / d / "test_predictions.csv") for d in ("made", "ran"))
+    np.testing.assert_allclose(written.iloc[:, 1:].to_numpy(), run.iloc[:, 1:].to_numpy(), atol=1e-6)
 
 
 def test_blend_selection_moves_weight_away_from_a_useless_member(home: Path, tmp_path: Path) -> None:

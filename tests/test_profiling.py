@@ -61,3 +61,14 @@ def test_regression_profile_recommends_kfold_and_notes_skew() -> None:
     assert findings.cv.kind == "kfold"
     assert findings.target.skew is not None and findings.target.skew > 1
     assert any("log-transformed" in note for note in findings.notes)
+
+
+def test_a_category_missing_from_every_test_row_is_drift_not_a_crash() -> None:
+    """pandas 3 keeps a missing value missing through `astype(str)`: a category column the test rows all lack
+    counted nothing on the test side, and the chi-squared test raised on its empty column."""
+    train, test = _frames()
+    train["ended"] = np.where(np.arange(len(train)) % 3 == 0, None, "2020-01")
+    test["ended"] = pd.Series([None] * len(test), dtype="str")
+    findings = profile(_competition(), train, test)
+    drift = {d.column: d for d in findings.drift}
+    assert drift["ended"].drifted and drift["ended"].statistic > 0.5

@@ -71,7 +71,8 @@ def test_a_full_mission_checkpoints_every_step(settings: Settings, store: Store)
     assert state["evolution_state"]["stop_reason"] in {"converged", "budget"}
     steps_of_evolution = len([k for k in kinds if k == "EvolutionNode"])
     assert state["evolution_state"]["generation"] == steps_of_evolution - 1, "one step per generation, one to blend"
-    assert types.count("evolution.ensemble") == 1
+    assert types.count("evolution.ensemble") == 2, "the final step's weighted blend and stack"
+    assert types.count("evolution.pick") == 1
 
     with pytest.raises(MissionError, match="already succeeded"):
         asyncio.run(runner.run("wine-1"))
@@ -170,13 +171,15 @@ class HostileEvaluator(LocalEvaluator):
         limits: Limits,
         *,
         folds: int | None = None,
+        rows: int | None = None,
+        cv_only: bool = False,
     ) -> Evaluation:
         if isinstance(solution, Recipe) and solution.family is ModelFamily.linear:
             solution = solution.model_copy(update={"params": {"C": -1.0}})
         if isinstance(solution, Recipe) and solution.family is ModelFamily.extra_trees:
             solution = solution.model_copy(update={"params": {**solution.params, "n_estimators": 500}})
             limits = Limits(timeout_s=0.3)
-        return await super().evaluate(solution, data, cv, workdir, limits, folds=folds)
+        return await super().evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only)
 
 
 def test_a_mission_succeeds_when_some_candidates_fail(home: Path, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.research import ColumnProfile, CVScheme, ResearchFindings, TargetProfile
+from agent_k.ml.portfolio import load_portfolio
 from agent_k.ml.recipes import ModelFamily, Recipe
 from agent_k.ml.render import render_solution
 from agent_k.ml.search import (
@@ -47,13 +48,23 @@ def test_recipe_keys_are_stable_and_distinct() -> None:
     assert a.key != default_recipe(ModelFamily.lightgbm, drop_columns=("x",)).key
 
 
-def test_untried_families_come_first_then_new_mutations() -> None:
+def test_untried_families_come_first_then_the_learned_portfolio_then_new_mutations() -> None:
     first = propose([], FINDINGS, COMPETITION, drop_columns=(), batch=4, rng=random.Random(1))
     assert [p.recipe.family for p in first[:2]] == [ModelFamily.lightgbm, ModelFamily.linear]
+    portfolio = load_portfolio()
+    assert portfolio is not None
+    learned = [(family, params) for family, params in portfolio.configs]
     archive = [Scored(p.recipe, 0.8 + i / 100) for i, p in enumerate(first)]
-    second = propose(archive, FINDINGS, COMPETITION, drop_columns=(), batch=4, rng=random.Random(2))
-    assert len(second) == 4 and all(p.parents for p in second)
-    assert not {p.recipe.key for p in second} & {s.recipe.key for s in archive}
+    bred = []
+    for generation in range(2, 8):
+        proposals = propose(archive, FINDINGS, COMPETITION, drop_columns=(), batch=4, rng=random.Random(generation))
+        assert len(proposals) == 4 and not {p.recipe.key for p in proposals} & {s.recipe.key for s in archive}
+        drawn = [p for p in proposals if not p.parents]
+        assert all((p.recipe.family, p.recipe.params) in learned for p in drawn), "unbred: from the portfolio"
+        assert not bred or not drawn, "once breeding begins the portfolio is spent"
+        bred += [p for p in proposals if p.parents]
+        archive += [Scored(p.recipe, 0.7) for p in proposals]
+    assert bred, "then children of the elites"
 
 
 def test_proposals_are_deterministic_for_a_seed() -> None:

@@ -19,11 +19,13 @@ from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
 from agent_k.ml.evaluate import CompetitionData, check_oof, evaluate, fold_scores, read_oof
 from agent_k.ml.prior import evaluate_prior
+from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
-from agent_k.ml.render import render_solution
+from agent_k.ml.render import refits, render_solution
 from agent_k.ml.sandbox import Limits
-from agent_k.ml.search import FeatureOptions, default_recipe, mutate
-from agent_k.platforms.local import LocalPlatform
+from agent_k.ml.search import FeatureOptions, default_recipe, feature_options, mutate, starting_recipe
+from agent_k.platforms.local import LocalPlatform, materialise
+from agent_k.platforms.local.catalog import builtin
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 FEATURE_OPTIONS = {
@@ -66,25 +68,39 @@ def test_every_family_renders_a_script_that_runs_on_its_own(
     read_submission(out, spec, test_ids)
 
 
-def test_large_data_submits_the_average_of_its_fold_models(home: Path, tmp_path: Path) -> None:
-    """Above the threshold the fold models predict the test set (no final fit); below it, one fit on all rows."""
+def test_a_submission_averages_the_fold_models_unless_refitted(home: Path, tmp_path: Path) -> None:
+    """A script that cross-validates (`--oof`, as the mission runs it) submits the average of its fold models'
+    test predictions (no final fit); `--refit` fits once more on all rows instead, as a plain run does (the harness
+    runs model-written scripts plainly on each fold), and a forecast's script refits by default."""
     spec = LocalPlatform(home / "competitions").ensure("diabetes")
     data = home / "competitions" / "diabetes" / "public"
     source = render_solution(default_recipe(ModelFamily.lightgbm), spec, CV)
-    assert "FOLD_AVERAGE_ROWS = 100000" in source
-    submissions = {}
-    for threshold in (100000, 0):
-        script = tmp_path / f"solution_{threshold}.py"
-        script.write_text(source.replace("FOLD_AVERAGE_ROWS = 100000", f"FOLD_AVERAGE_ROWS = {threshold}"))
-        out, oof = tmp_path / f"submission_{threshold}.csv", tmp_path / f"oof_{threshold}.csv"
+    assert "REFIT = False" in source
+    script = tmp_path / "solution.py"
+    script.write_text(source)
+    test_ids = pd.read_csv(data / "test.csv")[spec.id_column]
+    runs = {}
+    for flag in ("--no-refit", "--refit"):
+        out, oof, predictions = (tmp_path / f"{name}{flag}.csv" for name in ("submission", "oof", "predictions"))
         command = [sys.executable, str(script), "--data", str(data), "--out", str(out), "--oof", str(oof)]
+        command += ["--predictions", str(predictions), flag]
         completed = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
         assert completed.returncode == 0, completed.stderr
-        submissions[threshold] = read_submission(out, spec, pd.read_csv(data / "test.csv")[spec.id_column])
-        assert pd.read_csv(oof).equals(pd.read_csv(tmp_path / "oof_100000.csv"))  # the same CV either way
-    refit, averaged = (submissions[t][spec.target].to_numpy() for t in (100000, 0))
+        runs[flag] = read_submission(out, spec, test_ids)[spec.target].to_numpy()
+        written = pd.read_csv(predictions)
+        assert written[spec.id_column].equals(test_ids)
+        np.testing.assert_allclose(written[spec.target].to_numpy(), runs[flag])  # what the submission is made of
+        assert pd.read_csv(oof).equals(pd.read_csv(tmp_path / "oof--no-refit.csv"))  # the same CV either way
+    averaged, refit = runs["--no-refit"], runs["--refit"]
+    plain = tmp_path / "plain.csv"
+    completed = subprocess.run(
+        [sys.executable, str(script), "--data", str(data), "--out", str(plain)], capture_output=True, timeout=120
+    )
+    assert completed.returncode == 0 and np.allclose(read_submission(plain, spec, test_ids)[spec.target], refit)
     assert not np.allclose(refit, averaged)  # other models made them...
     assert np.corrcoef(refit, averaged)[0, 1] > 0.9  # ...that learnt the same thing
+    forward = CVScheme(kind="forward", n_folds=3, time=None)
+    assert refits(forward) and not refits(CV)
 
 
 def test_cv_comes_from_out_of_fold_predictions(home: Path, tmp_path: Path) -> None:
@@ -172,3 +188,38 @@ def test_the_prior_is_computed_by_our_code_and_its_script_reproduces_it(
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert out.read_bytes() == result.submission_path.read_bytes()
     assert oof.read_bytes() == result.oof_path.read_bytes()
+
+
+def test_several_targets_share_the_features_that_read_no_target(tmp_path: Path) -> None:
+    """A multi-label text model makes its TF-IDF once per fold for all of its targets, not once per target: the
+    same out-of-fold predictions as fitting each target's pipeline whole, in less time."""
+    found = builtin("breach-types")  # prepared without materialising (which trains the reference models)
+    assert found is not None and found.load is not None
+    prepared = materialise.prepare(
+        found.id, found.title, found.load(), target=found.target, metric=found.metric,
+        targets=list(found.targets), hidden=found.hidden,
+    )  # fmt: skip
+    spec, data = prepared.spec, tmp_path / "data"
+    data.mkdir()
+    train, test = prepared.train.head(400), prepared.test.head(50)
+    train.to_csv(data / "train.csv", index=False)
+    test.to_csv(data / "test.csv", index=False)
+    findings = profile(spec, train, test)
+    options = feature_options(findings, spec, ())
+    recipe = starting_recipe(ModelFamily.linear, options, tuple(findings.id_like))
+    assert recipe.text_columns and len(spec.target_columns) > 2
+    source = render_solution(recipe, spec, CV)
+    assert "    shared = not (" in source
+    oofs = {}
+    for name, text in (
+        ("shared", source),
+        ("each", source.replace("    shared = not (", "    shared = False and not (")),
+    ):
+        script, oof = tmp_path / f"{name}.py", tmp_path / f"{name}-oof.csv"
+        script.write_text(text)
+        command = [sys.executable, str(script), "--data", str(data), "--out", "x.csv", "--oof", str(oof), "--cv-only"]
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+        assert completed.returncode == 0, completed.stderr
+        oofs[name] = pd.read_csv(oof)
+    assert list(oofs["shared"].columns) == list(oofs["each"].columns)
+    np.testing.assert_allclose(oofs["shared"].iloc[:, 2:], oofs["each"].iloc[:, 2:], atol=1e-9)

@@ -56,11 +56,12 @@ class LostExecutor(LocalEvaluator):
         *,
         folds: int | None = None,
         rows: int | None = None,
+        cv_only: bool = False,
     ) -> Evaluation:
         if self.healthy <= 0:
             raise ConnectionError("the executor's scheduler is gone")
         self.healthy -= 1
-        return await super().evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows)
+        return await super().evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only)
 
 
 @pytest.fixture

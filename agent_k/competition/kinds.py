@@ -45,6 +45,8 @@ RULE_METRICS: frozenset[str] = LABEL_METRICS - {"accuracy", "f1_micro"}
 served best by the most probable class, which a fitted rule would only add noise to."""
 MULTILABEL_METRICS: frozenset[str] = frozenset({"mean_auc", "mean_logloss"})
 """Averaged over several 0/1 target columns, each scored on its probabilities."""
+NON_NEGATIVE_METRICS: frozenset[str] = frozenset({"rmsle"})
+"""Defined for non-negative predictions only: a submission's values are clipped at 0, and a negative one refused."""
 BINARY_METRICS: frozenset[str] = frozenset({"f1"})
 """Defined for two classes only (macro and micro F1 take any number)."""
 

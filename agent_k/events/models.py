@@ -131,12 +131,35 @@ class EvolutionGeneration(BaseModel):
 
 class EvolutionEnsemble(BaseModel):
     type: Literal["evolution.ensemble"] = "evolution.ensemble"
+    method: Literal["weighted", "stacked"] = "weighted"
+    """Averaged by weights chosen out of fold, or mixed by a linear model fitted on the out-of-fold predictions."""
     members: list[str]
     """Candidate keys in the blend, best first."""
     weights: list[float]
     cv_score: float | None
     best_single: float | None
     kept: bool
+    reason: str
+
+
+class PickedCandidate(BaseModel):
+    candidate_key: str
+    cv_score: float
+    """On the mission's split."""
+    resplit_score: float | None
+    """On the final pick's second, differently seeded split (None: not re-scored)."""
+    combined: float | None
+    """The mean of both: what the pick compares."""
+
+
+class EvolutionPick(BaseModel):
+    """The final pick: the top candidates and the blend re-scored on a second split, the best of both chosen."""
+
+    type: Literal["evolution.pick"] = "evolution.pick"
+    candidates: list[PickedCandidate]
+    chosen: str | None
+    changed: bool
+    """The pick differs from the best on the mission's split alone."""
     reason: str
 
 
@@ -256,6 +279,7 @@ EventData = Annotated[
     | CandidateEvaluated
     | EvolutionGeneration
     | EvolutionEnsemble
+    | EvolutionPick
     | ApprovalRequested
     | ApprovalGranted
     | ApprovalRejected

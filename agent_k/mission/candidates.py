@@ -58,6 +58,7 @@ class ArchivedCandidate:
     folder: Path
     fidelity: float = 1.0
     log_loss: float | None = None
+    resplit_cv: float | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -84,6 +85,7 @@ class ArchivedCandidate:
             folder=candidate_dir(mission_dir, row.key),
             fidelity=row.fidelity,
             log_loss=row.log_loss,
+            resplit_cv=row.resplit_cv,
         )
 
     def rank(self, competition: Competition) -> tuple[float, float]:

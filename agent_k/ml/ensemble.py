@@ -4,17 +4,41 @@ Greedy forward selection with replacement: start from the best candidate, then r
 inclusion most improves the blended CV score. The weights are how often each member was picked. Blending
 happens in prediction space (values, or class probabilities), exactly as the rendered ensemble script does.
 Weights are pick counts; the script normalises them.
+
+The weights chosen on the out-of-fold predictions then mix the members' test predictions (`write_blend`): each
+member's submission was made of its fold models' test predictions, so the blend fits no model at all.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import metrics
-from agent_k.ml.evaluate import CompetitionData, OutOfFold, fold_scores, needs_rule, oof_truth
+from agent_k.competition import TaskType, metrics
+from agent_k.competition.research import CVScheme
+from agent_k.ml.evaluate import (
+    OOF,
+    SUBMISSION,
+    TEST_PREDICTIONS,
+    CompetitionData,
+    Evaluation,
+    OutOfFold,
+    decision_rule,
+    fold_scores,
+    needs_rule,
+    oof_log_loss,
+    oof_truth,
+    submission_frame,
+)
+from agent_k.ml.mixing import mix
+from agent_k.ml.recipes import Ensemble, Stacker
+from agent_k.ml.render import render_solution
+from agent_k.ml.stacking import stack
+from agent_k.store.status import CandidateStatus
 
 ROUNDS = 25
 MAX_MEMBERS = 7
@@ -28,18 +52,35 @@ class Blend:
     weights: tuple[float, ...]
     fold_scores: list[float]
     oof: OutOfFold
+    stacker: Stacker | None = None
+    """Where a stacker mixes the members (`agent_k.ml.stacking`); its out-of-fold predictions are nested."""
 
     @property
     def cv_mean(self) -> float:
         return float(np.mean(self.fold_scores))
 
 
-def _blend(pool: dict[str, np.ndarray], counts: dict[str, int], like: OutOfFold) -> OutOfFold:
+def _blend(pool: dict[str, np.ndarray], counts: dict[str, float], like: OutOfFold) -> OutOfFold:
     total = sum(counts.values())
     values = np.zeros(like.predictions.shape)
     for key, n in counts.items():
         values += pool[key] * (n / total)
     return OutOfFold(like.ids, like.folds, pd.DataFrame(values, columns=like.predictions.columns))
+
+
+def resplit_scores(
+    ensemble: Ensemble, keys: list[str], data: CompetitionData, oofs: dict[str, OutOfFold]
+) -> list[float]:
+    """The blend's fold scores on another split of the same rows: its members' (`keys`, in its order) out-of-fold
+    predictions there, mixed as it mixes them: by its weights, or by a stacker refitted inside that split's folds."""
+    ordered = {key: oofs[key] for key in keys}
+    if ensemble.stacker is not None:
+        stacked = stack(data, ordered)
+        assert stacked is not None
+        return stacked[2]
+    values = {key: oof.predictions.to_numpy(dtype=float) for key, oof in ordered.items()}
+    weights = dict(zip(keys, ensemble.weights, strict=True))
+    return fold_scores(data, _blend(values, weights, ordered[keys[0]]))
 
 
 def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: int = ROUNDS) -> Blend | None:
@@ -56,7 +97,7 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
 
     by_log_loss = needs_rule(spec)
 
-    def score(counts: dict[str, int]) -> tuple[float, list[float]]:
+    def score(counts: dict[str, float]) -> tuple[float, list[float]]:
         """The mix's CV (its log loss, where the metric scores labels by fitted rules: a proper score of the
         probabilities being mixed, and a hundred rule fits cheaper)."""
         mixed = _blend(values, counts, like)
@@ -69,7 +110,7 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
     def better(a: float, b: float) -> bool:
         return a > b if by_log_loss or spec.maximize else a < b
 
-    counts = {first: 1}
+    counts: dict[str, float] = {first: 1}
     best_mean, best_scores = score(counts)
     best_counts = dict(counts)
     stale = 0
@@ -96,4 +137,47 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
         weights=tuple(float(n) for n in best_counts.values()),
         fold_scores=[round(s, 6) for s in best_scores],
         oof=blended,
+    )
+
+
+def blend_test(blend: Blend, tests: dict[str, pd.DataFrame], regression: bool) -> pd.DataFrame:
+    """The members' test predictions (each in test order) mixed as the blend mixes them."""
+    first = tests[blend.keys[0]]
+    stacker = blend.stacker.model_dump() if blend.stacker else None
+    values = mix([tests[key] for key in blend.keys], list(blend.weights), stacker, regression)
+    return pd.DataFrame(values, columns=first.columns)
+
+
+def write_blend(
+    ensemble: Ensemble, blend: Blend, data: CompetitionData, cv: CVScheme, tests: dict[str, pd.DataFrame], workdir: Path
+) -> Evaluation:
+    """The blend's files, made from its members' predictions: its standalone script (which reproduces them when
+    run), its out-of-fold and test predictions, and its submission, labelled by a rule fitted on the blended
+    out-of-fold predictions where the metric needs one."""
+    started = time.monotonic()
+    workdir.mkdir(parents=True, exist_ok=True)
+    script = workdir / "solution.py"
+    script.write_text(render_solution(ensemble, data.spec, cv), encoding="utf-8")
+    id_column = data.spec.id_column
+    oof = blend.oof.predictions.copy()
+    oof.insert(0, "fold", blend.oof.folds)
+    oof.insert(0, id_column, blend.oof.ids)
+    oof.to_csv(workdir / OOF, index=False)
+    predictions = blend_test(blend, tests, data.spec.task in (TaskType.regression, TaskType.multioutput))
+    with_ids = predictions.copy()
+    with_ids.insert(0, id_column, data.test_ids.to_numpy())
+    with_ids.to_csv(workdir / TEST_PREDICTIONS, index=False)
+    rule = decision_rule(data, blend.oof)
+    submission_frame(data, predictions, rule).to_csv(workdir / SUBMISSION, index=False)
+    log_loss = oof_log_loss(data, blend.oof)
+    return Evaluation(
+        status=CandidateStatus.succeeded,
+        runtime_s=round(time.monotonic() - started, 3),
+        cv_mean=blend.cv_mean,
+        fold_scores=blend.fold_scores,
+        script_path=script,
+        submission_path=workdir / SUBMISSION,
+        oof_path=workdir / OOF,
+        test_predictions_path=workdir / TEST_PREDICTIONS,
+        log_loss=None if log_loss is None else round(log_loss, 6),
     )

@@ -13,7 +13,7 @@ import pandas as pd
 
 from agent_k.competition import Competition, InvalidSubmission, PredictionKind, TaskType, metrics
 from agent_k.competition.decision import Rule, apply_rule, fit_rule
-from agent_k.competition.kinds import RULE_METRICS
+from agent_k.competition.kinds import NON_NEGATIVE_METRICS, RULE_METRICS
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import validate_frame
 from agent_k.ml.folds import scored_rows
@@ -24,7 +24,7 @@ from agent_k.ml.splits import fold_columns, splits
 from agent_k.ml.tables import has_tables, read_table
 from agent_k.store.status import CandidateStatus
 
-SUBMISSION, OOF = "submission.csv", "oof.csv"
+SUBMISSION, OOF, TEST_PREDICTIONS = "submission.csv", "oof.csv", "test_predictions.csv"
 NUMBER_CHARS = 40
 """Room a number takes in a CSV cell (repr of a float64 is at most 24 characters; the rest is slack)."""
 HEADER_SLACK_BYTES = 64 * 1024
@@ -81,6 +81,9 @@ class CompetitionData:
         rows = len(self.test_ids) if rows is None else rows
         return self.shape([self.spec.id_column, *self.spec.prediction_columns], rows)
 
+    def test_predictions_shape(self) -> TableShape:
+        return self.shape([self.spec.id_column, *oof_columns(self.spec)], len(self.test_ids))
+
 
 @dataclass
 class Evaluation:
@@ -92,6 +95,8 @@ class Evaluation:
     script_path: Path | None = None
     submission_path: Path | None = None
     oof_path: Path | None = None
+    test_predictions_path: Path | None = None
+    """The test rows' values or class probabilities its submission was made of (what a blend averages)."""
     peak_mb: float | None = None
     """The most memory the candidate's processes held at once (None where no memory cgroup records it)."""
     log_loss: float | None = None
@@ -178,6 +183,44 @@ def check_oof(data: CompetitionData, oof: pd.DataFrame, *, complete: bool = True
     return OutOfFold(ids.to_numpy(), oof["fold"].to_numpy(), predictions)
 
 
+async def read_test_predictions(
+    data: CompetitionData, path: Path, *, left_out: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """A candidate's test predictions (`TEST_PREDICTIONS`), parsed by a reader process and checked
+    (`check_test_predictions`)."""
+    frame = await shared_reader().table(path, data.test_predictions_shape(), left_out=left_out)
+    return await asyncio.to_thread(check_test_predictions, data, frame)
+
+
+def check_test_predictions(data: CompetitionData, frame: pd.DataFrame) -> pd.DataFrame:
+    """The prediction columns of `frame`, one row per test id in the test file's order, every value finite."""
+    spec = data.spec
+    expected = [spec.id_column, *oof_columns(spec)]
+    if list(frame.columns) != expected:
+        raise InvalidSubmission(f"test prediction columns must be {expected}, got {list(frame.columns)}")
+    ids = metrics.normalize_labels(frame[spec.id_column])
+    wanted = metrics.normalize_labels(data.test_ids)
+    if ids.duplicated().any() or len(ids) != len(wanted) or set(ids) != set(wanted):
+        raise InvalidSubmission("test predictions must cover every test row exactly once")
+    predictions = frame[oof_columns(spec)].set_axis(ids.to_numpy()).loc[wanted.to_numpy()].reset_index(drop=True)
+    if not np.isfinite(predictions.to_numpy(dtype=float)).all():
+        raise InvalidSubmission("test predictions contain missing or non-finite values")
+    return predictions.astype(float)
+
+
+def submission_frame(data: CompetitionData, predictions: pd.DataFrame, rule: Rule | None = None) -> pd.DataFrame:
+    """A submission from test predictions (values or class probabilities, in test order), as a rendered solution
+    writes it: labels by `rule`, values clipped to the target's range where the metric or the task bounds it."""
+    spec = data.spec
+    frame = as_predictions(spec, predictions, rule).copy()
+    if spec.task is TaskType.multilabel:
+        frame = frame.clip(0.0, 1.0)
+    elif spec.metric in NON_NEGATIVE_METRICS:
+        frame = frame.clip(lower=0.0)
+    frame.insert(0, spec.id_column, data.test_ids.to_numpy())
+    return frame
+
+
 async def read_predictions(
     data: CompetitionData,
     path: Path,
@@ -237,13 +280,14 @@ async def evaluate(
     *,
     folds: int | None = None,
     rows: int | None = None,
+    cv_only: bool = False,
     run: Runner = run_sandboxed,
 ) -> Evaluation:
     """Run the solution sandboxed and score its out-of-fold predictions.
 
-    `folds=None`: full CV and the submission. `folds=K`: the first K folds only, no submission (a quick
-    screen). `folds=0`: the submission only (a blend, whose CV comes from its members' predictions).
-    `rows=N`: CV on a random sample of N training rows, no submission (a low-fidelity screen of large data).
+    `folds=None`: full CV, the submission and the test predictions it is made of. `folds=K`: the first K folds
+    only, no submission (a quick screen). `rows=N`: CV on a random sample of N training rows, no submission (a
+    low-fidelity screen of large data). `cv_only`: full CV, no submission (another split of the same rows).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
@@ -252,21 +296,24 @@ async def evaluate(
     except ValueError as exc:  # a recipe outside the search space, or a value no literal carries
         return Evaluation(status=CandidateStatus.failed, runtime_s=0.0, error=f"not rendered: {exc}")
     script.write_text(source, encoding="utf-8")
-    args, outputs = ["--out", SUBMISSION], [SUBMISSION]
+    args, outputs = ["--out", SUBMISSION, "--oof", OOF], [OOF]
     if has_tables(data.data_dir):
         args.append("--tables")
-    if folds != 0:
-        args += ["--oof", OOF]
-        outputs.append(OOF)
     if folds:
         args += ["--folds", str(folds)]
     if rows:
         args += ["--rows", str(rows)]
     partial = bool(folds or rows)
-    if partial:
+    if partial or cv_only:
         args.append("--cv-only")
-        outputs.remove(SUBMISSION)
-    shapes = {OOF: data.oof_shape(), SUBMISSION: data.submission_shape()}
+    else:
+        args += ["--predictions", TEST_PREDICTIONS]
+        outputs += [SUBMISSION, TEST_PREDICTIONS]
+    shapes = {
+        OOF: data.oof_shape(),
+        SUBMISSION: data.submission_shape(),
+        TEST_PREDICTIONS: data.test_predictions_shape(),
+    }
     job = Job(script=script, data=data.data_dir, args=tuple(args), outputs={o: shapes[o].max_bytes for o in outputs})
     result = await run(job, workdir=workdir, limits=limits)
     evaluation = Evaluation(
@@ -276,16 +323,17 @@ async def evaluate(
         evaluation.error = result.failure_reason()
         return evaluation
     try:
-        if folds != 0:
-            oof = await read_oof(data, workdir / OOF, complete=not partial, left_out=result.left_out)
-            scores, log_loss = await asyncio.to_thread(lambda: (fold_scores(data, oof), oof_log_loss(data, oof)))
-            evaluation.fold_scores = [round(s, 6) for s in scores]
-            evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
-            evaluation.log_loss = None if log_loss is None else round(log_loss, 6)
-            evaluation.oof_path = workdir / OOF
-        if not partial:
+        oof = await read_oof(data, workdir / OOF, complete=not partial, left_out=result.left_out)
+        scores, log_loss = await asyncio.to_thread(lambda: (fold_scores(data, oof), oof_log_loss(data, oof)))
+        evaluation.fold_scores = [round(s, 6) for s in scores]
+        evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
+        evaluation.log_loss = None if log_loss is None else round(log_loss, 6)
+        evaluation.oof_path = workdir / OOF
+        if SUBMISSION in outputs:
             await read_predictions(data, workdir / SUBMISSION, data.test_ids, left_out=result.left_out)
+            await read_test_predictions(data, workdir / TEST_PREDICTIONS, left_out=result.left_out)
             evaluation.submission_path = workdir / SUBMISSION
+            evaluation.test_predictions_path = workdir / TEST_PREDICTIONS
     except (InvalidSubmission, UntrustedOutput) as exc:
         evaluation.error = str(exc)
         return evaluation

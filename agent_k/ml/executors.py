@@ -29,16 +29,17 @@ async def evaluate_solution(
     *,
     folds: int | None = None,
     rows: int | None = None,
+    cv_only: bool = False,
     run: Runner = run_sandboxed,
 ) -> Evaluation:
     """Our template cross-validates itself (through `run`, which may be a warm worker); an agent's script goes
     through the harness instead, each run in a sandbox of its own, and is never screened on a sample of rows;
-    the training prior is computed here, in this process."""
+    the training prior is computed here, in this process. `cv_only`: no submission (another split's CV)."""
     if isinstance(solution, Prior):
         return await evaluate_prior(data, cv, workdir)
     if isinstance(solution, Script):
-        return await evaluate_script(solution, data, cv, workdir, limits, folds=folds)
-    return await evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, run=run)
+        return await evaluate_script(solution, data, cv, workdir, limits, folds=cv.n_folds if cv_only else folds)
+    return await evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only, run=run)
 
 
 class ExecutorError(Exception):
@@ -58,6 +59,7 @@ class Evaluator(Protocol):
         *,
         folds: int | None = None,
         rows: int | None = None,
+        cv_only: bool = False,
     ) -> Evaluation: ...
 
     def close(self) -> None: ...
@@ -85,33 +87,26 @@ class LocalEvaluator:
         *,
         folds: int | None = None,
         rows: int | None = None,
+        cv_only: bool = False,
     ) -> Evaluation:
         run = self._pool.run if self.warm else run_sandboxed
-        return await evaluate_solution(solution, data, cv, workdir, limits, folds=folds, rows=rows, run=run)
+        return await evaluate_solution(
+            solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only, run=run
+        )
 
     def close(self) -> None:
         self._pool.close()
 
 
-def _evaluate_in_worker(
-    solution: Solution,
-    data: CompetitionData,
-    cv: CVScheme,
-    workdir: Path,
-    limits: Limits,
-    folds: int | None,
-    rows: int | None,
-) -> Evaluation:
-    """Runs on a Dask worker: the same sandboxed evaluation, in the worker's own event loop."""
-    return asyncio.run(evaluate_solution(solution, data, cv, workdir, limits, folds=folds, rows=rows))
-
-
 class DaskEvaluator:
-    """Candidates run on a Dask distributed cluster, through its `concurrent.futures` executor."""
+    """Candidates run on a Dask distributed cluster, through its `concurrent.futures` executor; each Dask worker
+    holds warm workers of its own (`agent_k.ml.dask_warm`), unless `warm` is off."""
 
-    def __init__(self, address: str, *, timeout_s: float = 10.0) -> None:
+    def __init__(self, address: str, *, timeout_s: float = 10.0, warm: bool = True) -> None:
         try:
             import distributed
+
+            from agent_k.ml.dask_warm import WarmPoolPlugin, evaluate_on_worker
         except ImportError as exc:
             raise ExecutorError("--executor tcp://… needs Dask: pip install 'agent-k[dask]'") from exc
         try:
@@ -119,6 +114,9 @@ class DaskEvaluator:
             self._client: Any = client_type(address, timeout=f"{timeout_s}s")
         except (OSError, TimeoutError) as exc:
             raise ExecutorError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
+        if warm:  # every worker, and each that joins later, gets its warm pool
+            self._client.register_plugin(WarmPoolPlugin())
+        self._task = evaluate_on_worker
         self._executor = self._client.get_executor(pure=False)
         self.parallelism = max(1, sum(self._client.nthreads().values()))
 
@@ -132,8 +130,9 @@ class DaskEvaluator:
         *,
         folds: int | None = None,
         rows: int | None = None,
+        cv_only: bool = False,
     ) -> Evaluation:
-        future = self._executor.submit(_evaluate_in_worker, solution, data, cv, workdir, limits, folds, rows)
+        future = self._executor.submit(self._task, solution, data, cv, workdir, limits, folds, rows, cv_only)
         try:
             result: Evaluation = await asyncio.wrap_future(future)
         except asyncio.CancelledError:

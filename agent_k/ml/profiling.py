@@ -28,6 +28,7 @@ LEAKAGE_SAMPLE_ROWS = 5000
 DRIFT_THRESHOLD = 0.1
 DRIFT_P_VALUE = 0.01
 DRIFT_SAMPLE_ROWS = 50_000
+MISSING_LEVEL = "\x00missing"
 """Distribution statistics (drift) are computed on a sample; cardinality, missingness and ids on all rows."""
 CODE_MIN_LEVELS = 10
 FORWARD_FOLDS = 3
@@ -228,9 +229,12 @@ def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
         return DriftResult(column=str(train.name), method="ks", statistic=round(statistic, 4), drifted=drifted)
     from scipy.stats import chi2_contingency
 
-    counts = pd.concat(
-        [train.astype(str).value_counts(), test.astype(str).value_counts()], axis=1, keys=["train", "test"]
-    ).fillna(0.0)
+    def values(column: pd.Series) -> pd.Series:  # a missing value is a level of its own (pandas 3 keeps NaN as NaN)
+        return column.astype(object).where(column.notna(), MISSING_LEVEL).astype(str).value_counts()
+
+    counts = pd.concat([values(train), values(test)], axis=1, keys=["train", "test"]).fillna(0.0)
+    if (counts.sum() == 0).any():
+        return DriftResult(column=str(train.name), method="tvd", statistic=0.0, drifted=False)
     shares = counts / counts.sum()
     tvd = 0.5 * float(np.abs(shares["train"].to_numpy() - shares["test"].to_numpy()).sum())
     significant = len(counts) > 1 and float(chi2_contingency(counts.to_numpy()).pvalue) < DRIFT_P_VALUE

@@ -85,13 +85,26 @@ def _short(value: ParamValue) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+class Stacker(BaseModel):
+    """A linear model over a blend's member predictions (`agent_k.ml.stacking`): for classes, softmax of
+    `coef @ log(probabilities) + intercept` (a row per class); for values, `coef @ values + intercept`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["logistic", "linear"]
+    coef: list[list[float]]
+    intercept: list[float]
+
+
 class Ensemble(BaseModel):
-    """A weighted blend of recipes: each member trains on its own features, their predictions are averaged."""
+    """A blend of recipes: each member trains on its own features, and their predictions are averaged by weight, or
+    mixed by a stacker fitted on their out-of-fold predictions."""
 
     model_config = ConfigDict(frozen=True)
 
     members: tuple[Recipe, ...] = Field(min_length=2)
     weights: tuple[float, ...]
+    stacker: Stacker | None = None
 
     @model_validator(mode="after")
     def _one_weight_per_member(self) -> Ensemble:
@@ -101,10 +114,15 @@ class Ensemble(BaseModel):
 
     @property
     def key(self) -> str:
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        """Stable identity; a blend without a stacker keeps the key it had before stackers existed."""
+        payload = self.model_dump(mode="json")
+        if self.stacker is None:
+            del payload["stacker"]
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     def summary(self) -> str:
+        if self.stacker is not None:
+            return "stack of " + " + ".join(m.family.value for m in self.members)
         total = sum(self.weights)
         parts = [f"{w / total:.2f} {m.family.value}" for m, w in zip(self.members, self.weights, strict=True)]
         return "blend of " + " + ".join(parts)

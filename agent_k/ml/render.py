@@ -31,6 +31,7 @@ LIBRARY = (
     ("agent_k.ml", "folds.py"),
     ("agent_k.ml", "forecasting.py"),
     ("agent_k.ml", "textfeatures.py"),
+    ("agent_k.ml", "mixing.py"),
 )
 """Modules of NumPy, pandas and scikit-learn only, copied into every solution in this order."""
 PRIOR_LIBRARY = (
@@ -46,9 +47,14 @@ into its data folder (`agent_k.ml.featurise`)."""
 MEDIA_PIXELS = {"train": "media_pixels_train.npy", "test": "media_pixels_test.npy"}
 """Each table's pixels (uint8, channels first), in the rows' order of its features, where networks train on them
 (`agent_k.ml.featurise.keeps_pixels`)."""
-FOLD_AVERAGE_ROWS = 100_000
-"""From this many training rows on, a submission averages the CV fold models: a final fit on all rows would
-cost as much again as one fold, and at that size it adds little over three models on two thirds of the rows."""
+
+
+def refits(cv: CVScheme) -> bool:
+    """Whether a solution fits its models once more on all rows for its submission, instead of averaging its fold
+    models' test predictions: only a forecast, whose forward folds' models never saw the latest rows. Elsewhere
+    the fold models' average is as good (docs/benchmarks.md, "Refit or fold average") and costs no further fit,
+    and a blend of solutions then needs no fit at all: it averages their test predictions."""
+    return cv.kind == "forward"
 
 
 @cache
@@ -169,10 +175,11 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         **competition_constants(competition, cv) | ({"library": library(LIBRARY + copied)} if copied else {}),
         summary=in_docstring(summary),
         validation=in_docstring(f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else "")),
-        fold_average_rows=FOLD_AVERAGE_ROWS,
+        refit=literal(refits(cv)),
         model_imports="\n".join(imports),
         class_values=literal(metrics.class_values(competition) if competition.metric in RULE_METRICS else None),
         metric=literal(competition.metric),
         rule_metrics=literal(sorted(RULE_METRICS)),
         members="\n".join(_member(recipe, weight, regression) for recipe, weight in members),
+        stack=literal(solution.stacker.model_dump() if isinstance(solution, Ensemble) and solution.stacker else None),
     )

@@ -1,7 +1,9 @@
-"""Text columns as features, as a strong practitioner starts: word (1-2) and character (2-5) n-gram TF-IDF,
-fitted inside each fold on the rows it trains on.
+"""Text columns as features, as a strong practitioner starts: word (1-2) and character (2-5) n-gram TF-IDF.
 
-- A linear model reads the sparse TF-IDF matrix directly (`tfidf`).
+- A linear model reads the sparse TF-IDF matrix directly (`tfidf`). It reads no label, so it is fitted once on all
+  of a table's text, training and test rows alike (as a practitioner fits it on train and test), and every fold of
+  the model takes its rows of that one matrix (`shared_tfidf`): one fit where each fold made its own, and the
+  same footing in CV as for the submission, whose vocabulary also saw the rows it predicts.
 - A tree model gets what it can split on: the out-of-fold prediction of a linear text model (`TextModel`: on
   the rows it is fitted on, each row's value comes from a model that never saw that row; elsewhere, from one
   fitted on all of them), a few SVD components of the TF-IDF (`svd`), and cheap statistics (`TextStatistics`).
@@ -55,6 +57,35 @@ def tfidf(settings: dict[str, Any]) -> Any:
         )
         parts.append(("characters", characters))
     return make_pipeline(_Joiner(), FeatureUnion(parts))
+
+
+class _Shared:
+    """A matrix that copies of an estimator share (scikit-learn's `clone` deep-copies parameters)."""
+
+    def __init__(self, matrix: Any) -> None:
+        self.matrix = matrix
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_Shared":
+        return self
+
+
+class MatrixRows(BaseEstimator, TransformerMixin):  # type: ignore[misc]
+    """The rows of a matrix made once for every row of a table, picked by the frame's index (training rows first,
+    then the test rows)."""
+
+    def __init__(self, shared: _Shared) -> None:
+        self.shared = shared
+
+    def fit(self, frame: Any, y: Any = None) -> "MatrixRows":
+        return self
+
+    def transform(self, frame: Any) -> Any:
+        return self.shared.matrix[np.asarray(frame.index)]
+
+
+def shared_tfidf(settings: dict[str, Any], text: pd.DataFrame) -> MatrixRows:
+    """The TF-IDF of every row's text (`text` indexed by row position), fitted once, as a transformer of rows."""
+    return MatrixRows(_Shared(tfidf(settings).fit_transform(text)))
 
 
 class _Joiner(BaseEstimator, TransformerMixin):  # type: ignore[misc]

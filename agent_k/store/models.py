@@ -90,6 +90,8 @@ class CandidateRow(SQLModel, table=True):
     """The share of training rows its CV was computed on: 1.0, or less for a candidate screened out on a sample."""
     log_loss: float | None = None
     """A classifier's out-of-fold log loss: which of two equal CV scores is better."""
+    resplit_cv: float | None = None
+    """Its CV on the final pick's second, differently seeded split of the same rows (the top few and the blend)."""
     created_at: datetime = Field(sa_column=_timestamp())
 
 

@@ -334,6 +334,15 @@ class Store:
         except IntegrityError:
             pass
 
+    def set_resplit_cv(self, mission_id: str, key: str, score: float) -> None:
+        """Record a candidate's CV on the final pick's second split."""
+        query = select(CandidateRow).where(CandidateRow.mission_id == mission_id, CandidateRow.key == key)
+        with self._session() as session:
+            row = session.exec(query).one()
+            row.resplit_cv = score
+            session.add(row)
+            session.commit()
+
     # -- submissions -------------------------------------------------------------------------------
 
     def submission_record(self, mission_id: str, key: str) -> SubmissionRow | None:

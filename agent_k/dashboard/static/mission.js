@@ -11,7 +11,7 @@ window.AgentK = window.AgentK || {};
     "mission.started", "mission.completed", "mission.failed", "mission.cancelled", "phase.started",
     "phase.completed", "phase.failed", "phase.fallback", "budget.warning", "competition.selected",
     "research.finding", "media.gallery", "candidate.evaluated", "evolution.generation", "evolution.ensemble",
-    "approval.requested", "approval.granted", "approval.rejected", "submission.created", "submission.scored",
+    "evolution.pick",    "approval.requested", "approval.granted", "approval.rejected", "submission.created", "submission.scored",
     "tool.narrowed", "transition.blocked", "phase.transition", "exploration.saturation", "agent.nudged",
     "step.failed", "phase.repair.started", "phase.repair.succeeded", "phase.repair.failed", "log",
   ];
@@ -58,7 +58,8 @@ window.AgentK = window.AgentK || {};
       this.findings = [];
       this.galleries = {};
       this.ledger = {};
-      this.ensemble = null;
+      this.ensembles = [];
+      this.pick = null;
       this.result = meta.result || null;
       this.start = null;
       this.lastTs = null;
@@ -103,7 +104,8 @@ window.AgentK = window.AgentK || {};
           this.candidates.push({ ...d, index: this.candidates.length + 1 });
           break;
         case "evolution.generation": this.generations.push({ generation: d.generation, after: this.candidates.length }); break;
-        case "evolution.ensemble": this.ensemble = d; break;
+        case "evolution.ensemble": this.ensembles.push(d); break;
+        case "evolution.pick": this.pick = d; break;
         case "submission.scored": this.result = { ...(this.result || {}), ...d }; break;
       }
       if (TICKS.has(event.type)) this.ticks.push({ phase, at: ts, kind: event.type });
@@ -131,7 +133,7 @@ window.AgentK = window.AgentK || {};
     best() {
       let best = null;
       for (const c of this.candidates) {
-        if (c.status === "succeeded" && c.cv_score !== null && !c.recipe.startsWith("blend") && (best === null || this.better(c.cv_score, best.cv_score))) best = c;
+        if (c.status === "succeeded" && c.cv_score !== null && !/^(blend|stack) of/.test(c.recipe) && (best === null || this.better(c.cv_score, best.cv_score))) best = c;
       }
       return best;
     }
@@ -157,9 +159,10 @@ window.AgentK = window.AgentK || {};
         const good = c.status === "succeeded" && c.cv_score !== null;
         ok.push(good ? c.cv_score : null);
         missed.push(good ? null : worst);
-        if (good && !c.recipe.startsWith("blend") && (running === null || m.better(c.cv_score, running))) running = c.cv_score;
+        if (good && !/^(blend|stack) of/.test(c.recipe) && (running === null || m.better(c.cv_score, running))) running = c.cv_score;
         best.push(running);
-        blend.push(m.ensemble && m.ensemble.kept ? m.ensemble.cv_score : null);
+        const kept = m.ensembles.find((e) => e.kept);
+        blend.push(kept ? kept.cv_score : null);
       }
       return [x, ok, missed, best, blend];
     }
@@ -279,18 +282,16 @@ window.AgentK = window.AgentK || {};
     }
 
     candidates() {
-      const m = this.mission, best = m.best();
+      const m = this.mission, chosen = m.pick && m.pick.chosen, best = chosen ? { candidate_key: chosen } : m.best();
       const head = node("tr", {}, ...["#", "recipe", "gen", "fidelity", "CV", "runtime", "status", "error"].map((h) => node("th", { text: h })));
       const rows = m.candidates.map((c) => node("tr", { class: `${c.status}${best && c.candidate_key === best.candidate_key ? " best" : ""}`, "data-key": c.candidate_key },
         node("td", { text: String(c.index) }), node("td", { class: "recipe", text: c.recipe }), node("td", { text: String(c.generation) }),
         node("td", { text: `${Math.round((c.fidelity ?? 1) * 100)}%` }), node("td", { text: number(c.cv_score) }),
         node("td", { text: seconds(c.runtime_s) }), node("td", { text: c.status }), node("td", { class: "err", text: c.error || "" })));
       document.getElementById("candidates").replaceChildren(node("thead", {}, head), node("tbody", {}, ...rows));
-      const ensemble = document.getElementById("ensemble");
-      if (!m.ensemble) { ensemble.replaceChildren(); return; }
-      const e = m.ensemble;
-      const members = e.members.map((key, i) => node("li", { text: `${key} × ${e.weights[i]}` }));
-      ensemble.replaceChildren(node("p", { text: `Blend: CV ${number(e.cv_score)} against the best single ${number(e.best_single)}: ${e.kept ? "kept" : "not kept"} (${e.reason})` }), node("ul", {}, ...members));
+      const blends = m.ensembles.map((e) => node("p", { text: `${e.method === "stacked" ? "Stack" : "Blend"} of ${e.members.length}: CV ${number(e.cv_score)} against the best single ${number(e.best_single)}: ${e.kept ? "kept" : "not kept"} (${e.reason})` }));
+      const pick = m.pick ? [node("p", { text: `Final pick: ${m.pick.chosen} (${m.pick.reason})` }), node("ul", {}, ...m.pick.candidates.map((c) => node("li", { text: `${c.candidate_key}: CV ${number(c.cv_score)}, second split ${number(c.resplit_score)}` })))] : [];
+      document.getElementById("ensemble").replaceChildren(...blends, ...pick);
     }
 
     findings() {

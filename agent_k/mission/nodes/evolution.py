@@ -1,6 +1,6 @@
 """Evolution: one generation of the recipe search per graph step, so every generation is checkpointed.
 
-When the search stops (converged, budget or exhausted), one more step tries a blend of its best.
+When the search stops (converged, budget or exhausted), one more step blends its best and makes the final pick.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from pydantic_graph import End
 
-from agent_k.events.models import EvolutionGeneration, Log
+from agent_k.events.models import EvolutionEnsemble, EvolutionGeneration, EvolutionPick, Log
 from agent_k.mission.agents import AgentFailed, evolver_proposals
-from agent_k.mission.blending import blend_reserve_s, chosen_blend_s, final_blend
+from agent_k.mission.blending import blend_reserve_s, final_blend
 from agent_k.mission.candidates import (
     archive,
     best_single,
@@ -24,6 +24,7 @@ from agent_k.mission.candidates import (
     sample_rows,
     search_history,
 )
+from agent_k.mission.final_pick import final_pick, pick_reserve_s
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.submission import SubmissionNode
 from agent_k.mission.phases import Phase
@@ -73,12 +74,36 @@ class EvolutionNode(PhaseNode):
                 evolution.stop_reason = "generation_failed"
             if evolution.stop_reason in (None, "converged"):  # a generation ran: checkpoint it first
                 return EvolutionNode()
-        # The search is over: this last step blends its best.
-        outcome = await final_blend(
-            deps, state, generation=evolution.generation + 1, timeout_s=deps.budget.remaining(self.phase)
-        )
-        await self.emit(ctx, outcome)
+        await self._final_step(ctx)
         return SubmissionNode()
+
+    async def _final_step(self, ctx: PhaseContext) -> None:
+        """The search is over: blend its best, then pick over a second split. Both only improve on the best candidate
+        the search found: whatever fails in them leaves that one to submit, and says why."""
+        state, deps = ctx.state, ctx.deps
+        evolution = state.evolution_state
+
+        def why(step: str, exc: Exception) -> str:
+            return f"the {step} failed: {deps.scrub.one_line(f'{type(exc).__name__}: {exc}')}"
+
+        try:
+            # Half of Submission's reserve may serve the blend where a generation ran late (it needs seconds).
+            left = deps.budget.remaining(self.phase)
+            left += max(0.0, deps.budget.remaining(Phase.submission) - left) / 2
+            outcomes, blends = await final_blend(deps, state, generation=evolution.generation + 1, timeout_s=left)
+        except Exception as exc:
+            blend_failed = EvolutionEnsemble(
+                members=[], weights=[], cv_score=None, best_single=None, kept=False, reason=why("blend", exc)
+            )
+            outcomes, blends = [blend_failed], []
+        for outcome in outcomes:
+            await self.emit(ctx, outcome)
+        try:
+            pick = await final_pick(deps, state, blends=blends, timeout_s=deps.budget.remaining(self.phase))
+        except Exception as exc:
+            best = evolution.best_candidate_key
+            pick = EvolutionPick(candidates=[], chosen=best, changed=False, reason=why("pick", exc))
+        await self.emit(ctx, pick)
 
     async def _generation(self, ctx: PhaseContext) -> None:
         """Breed and evaluate one generation, or record why the search stops."""
@@ -103,12 +128,8 @@ class EvolutionNode(PhaseNode):
                 b for b in (2 * parallel, parallel) if seconds >= _cost(typical, b, parallel, rows, findings.n_train)
             ]
 
-        reserve = blend_reserve_s(history, state, window)
-        if reserve and not batches(window - reserve) and batches(window):
-            # The reserve (for the likeliest members) alone stands between the search and one more generation:
-            # keep what the blend chosen now needs instead, or nothing when no blend would help.
-            reserve = await chosen_blend_s(state, history)
-        remaining = window - reserve
+        # The final step's time is kept: the blend (seconds) and the pick's second split of the top few.
+        remaining = window - blend_reserve_s(history, state) - pick_reserve_s(history, state, parallel)
         fits = batches(remaining)
         if not fits:
             evolution.stop_reason = "budget"

@@ -26,7 +26,7 @@ from agent_k.mission.recovery import RepairGoal, Step, StepError, run_step
 from agent_k.mission.state import MissionResult
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.sandbox import shared_reader
-from agent_k.ml.search import Proposal, feature_options, ranked, starting_recipe
+from agent_k.ml.search import Proposal, first_recipes, ranked
 
 MODEL_MIN_S = 2.0
 """Models are not started with less than this before Evolution's deadline: a cold one takes ~1.5 s on idle
@@ -83,7 +83,6 @@ class PrototypeNode(PhaseNode):
         competition, findings = state.selected_competition, state.research_findings
         assert competition is not None and findings is not None
         drops = feature_drops(state)
-        options = feature_options(findings, competition, drops)
         first = ModelFamily(findings.model_families[0])
         tried: list[ArchivedCandidate] = []
         for families in ({first, CHEAP_BASELINE}, {FALLBACK} - {first, CHEAP_BASELINE}):
@@ -91,7 +90,7 @@ class PrototypeNode(PhaseNode):
             timeout = deps.budget.remaining(Phase.evolution) - READ_MARGIN_S
             if timeout < MODEL_MIN_S or not families:
                 break
-            proposals = [Proposal(starting_recipe(f, options, drops), ()) for f in sorted(families)]
+            proposals = [Proposal(r, ()) for r in first_recipes(sorted(families), findings, competition, drops)]
             tried += await evaluate_proposals(
                 deps,
                 state,

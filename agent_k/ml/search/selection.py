@@ -7,15 +7,20 @@ strong family cannot crowd out the others; children come from mutation, or cross
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.research import ResearchFindings
+from agent_k.ml.params import ParamValue
+from agent_k.ml.portfolio import family_starts, start_portfolio, table_shape
 from agent_k.ml.recipes import ModelFamily, Recipe, Solution
 from agent_k.ml.search.operators import FeatureOptions, crossover, mutate
 from agent_k.ml.search.space import default_recipe, random_recipe
 
+PORTFOLIO_SIZE = 8
+"""Configurations of the learned start portfolio a search tries before breeding from its elites."""
 CROSSOVER_RATE = 0.3
 MIN_IMPROVEMENT = 1e-4
 PATIENCE = 6
@@ -94,16 +99,45 @@ def feature_options(findings: ResearchFindings, competition: Competition, drop: 
     )
 
 
-def starting_recipe(family: ModelFamily, options: FeatureOptions, drop_columns: tuple[str, ...]) -> Recipe:
-    """A family's first recipe for this data: its defaults, the text columns, a forecast relative to its level
-    (a ratio for a positive target) so that trees can follow a trend past the last training date."""
+def starting_recipe(
+    family: ModelFamily,
+    options: FeatureOptions,
+    drop_columns: tuple[str, ...],
+    params: dict[str, ParamValue] | None = None,
+) -> Recipe:
+    """A family's first recipe for this data: its defaults (or `params`, learned ones), the text columns, a forecast
+    relative to its level (a ratio for a positive target) so that trees can follow a trend past the last training
+    date."""
     relative = "none"
     if options.forecast and not family.spec.model_free:
         relative = family.spec.forecast_form if options.positive_target else "difference"
     recipe = default_recipe(family, drop_columns, options.dates, text_columns=options.text, relative=relative)
+    if params is not None:
+        recipe = recipe.model_copy(update={"params": dict(params)})
     if options.learn_logs and not family.spec.model_free:
         recipe = recipe.model_copy(update={"log_target": True})
     return recipe
+
+
+def first_recipes(
+    families: Sequence[ModelFamily], findings: ResearchFindings, competition: Competition, drop: tuple[str, ...]
+) -> list[Recipe]:
+    """Each family's starting recipe, from its start learned on tables of this shape where the portfolio has one
+    (`agent_k.ml.portfolio`), else from its defaults."""
+    options = feature_options(findings, competition, drop)
+    shape = table_shape(findings, competition, drop)
+    learned = family_starts(shape, families) if shape else {}
+    return [starting_recipe(family, options, drop, learned.get(family)) for family in families]
+
+
+def portfolio_recipes(
+    families: Sequence[ModelFamily], findings: ResearchFindings, competition: Competition, drop: tuple[str, ...]
+) -> list[Recipe]:
+    """The learned start portfolio for this table, as starting recipes (none where the table is not plain)."""
+    options = feature_options(findings, competition, drop)
+    shape = table_shape(findings, competition, drop)
+    configs = start_portfolio(shape, families, PORTFOLIO_SIZE) if shape else []
+    return [starting_recipe(family, options, drop, params) for family, params in configs]
 
 
 def propose(
@@ -135,11 +169,15 @@ def propose(
 
     options = feature_options(findings, competition, drop_columns)
     tried = {s.recipe.family for s in archive}
-    for family in findings.model_families:
-        if len(proposals) >= batch:
-            break
-        if ModelFamily(family) not in tried:
-            add(starting_recipe(ModelFamily(family), options, drop_columns), ())
+    families = [ModelFamily(f) for f in findings.model_families]
+    for recipe in first_recipes([f for f in families if f not in tried], findings, competition, drop_columns):
+        if len(proposals) < batch:
+            add(recipe, ())
+    if options.text and ModelFamily.linear in families and ModelFamily.linear not in avoid:
+        (linear,) = first_recipes([ModelFamily.linear], findings, competition, drop_columns)
+        for recipe in text_starters(linear):
+            if len(proposals) < batch:
+                add(recipe, (linear.key,))
 
     elites = niche_elites(archive, competition)
     if elites:
@@ -147,7 +185,12 @@ def propose(
         taken = {s.recipe.seed for s in archive if s.recipe.without_seed() == best.without_seed()}
         fresh = [n for n in range(1, MAX_SEEDS + 1) if n not in taken][:seeds] if best.family.spec.seeded else []
         seeded = [best.without_seed().model_copy(update={"seed": n}) for n in fresh]
-        for recipe in [*feature_starters(best, archive, options), *seeded]:
+        starters = feature_starters(best, archive, options)
+        learned = portfolio_recipes([f for f in families if f not in avoid], findings, competition, drop_columns)
+        for recipe, parents in [*((r, (best.key,)) for r in starters), *((r, ()) for r in learned)]:
+            if len(proposals) < batch:
+                add(recipe, parents)
+        for recipe in seeded:
             if len(proposals) < batch:
                 add(recipe, (best.key,))
     weights = [1.0 / (rank + 1) for rank in range(len(elites))]
@@ -168,6 +211,22 @@ def propose(
         else:
             add(mutate(parent.recipe, rng, options), (parent.recipe.key,))
     return proposals
+
+
+def text_starters(linear: Recipe) -> list[Recipe]:
+    """The TF-IDF linear model tuned first, as a practitioner tunes it: its regularisation a few times weaker and
+    stronger, word trigrams, rare words kept. Cheap, and where text carries the signal the strongest single model."""
+    c = float(linear.params.get("C", 1.0))
+    settings: list[tuple[dict[str, ParamValue], dict[str, ParamValue]]] = [
+        ({"C": min(c * 4, 100.0)}, {}),
+        ({"C": max(c / 4, 1e-3)}, {}),
+        ({}, {"word": 3}),
+        ({}, {"min_df": 1}),
+    ]
+    return [
+        linear.model_copy(update={"params": {**linear.params, **params}, "text": {**linear.text, **text}})
+        for params, text in settings
+    ]
 
 
 def feature_starters(best: Recipe, archive: list[Scored], options: FeatureOptions) -> list[Recipe]:

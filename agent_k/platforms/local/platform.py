@@ -244,6 +244,11 @@ class LocalPlatform:
             staging.rename(folder / submission.id)
         return submission
 
+    def score_file(self, spec: Competition, file: Path) -> tuple[float | None, float | None]:
+        """A submission file's public and private scores, without submitting it (benchmarks compare files)."""
+        test_ids = pd.read_csv(self._folder(spec.id) / "public" / "test.csv", usecols=[spec.id_column])
+        return self._score(spec, read_submission(file, spec, test_ids[spec.id_column]))
+
     def _score(self, spec: Competition, predictions: pd.DataFrame) -> tuple[float | None, float | None]:
         solution_path = self._folder(spec.id) / "private" / "solution.csv"
         if not solution_path.exists():

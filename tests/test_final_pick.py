@@ -1,0 +1,144 @@
+"""The final step of Evolution: the blend made from its members' predictions (never skipped for time), and the
+final pick over a second, differently seeded split, in a real mission and in its rules."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_k.competition import Competition, Criteria, TaskType
+from agent_k.competition.research import CVScheme, ResearchFindings, TimeStructure
+from agent_k.config import Settings
+from agent_k.mission.candidates import ArchivedCandidate
+from agent_k.mission.final_pick import choose, pick_reserve_s, plan, rescoring_groups, second_split
+from agent_k.mission.launch import MissionSpec
+from agent_k.mission.runner import MissionRunner
+from agent_k.mission.state import BudgetLedger, MissionState
+from agent_k.ml.portfolio import load_portfolio
+from agent_k.ml.recipes import ModelFamily
+from agent_k.ml.search import default_recipe
+from agent_k.platforms.local import LocalPlatform
+from agent_k.store.repository import Store
+from agent_k.store.status import CandidateStatus
+
+ACCURACY = Competition(id="c", title="c", task=TaskType.binary, metric="accuracy", target="y", classes=["a", "b"])
+
+
+def _candidate(key: str, cv: float, runtime_s: float = 1.0, log_loss: float | None = None) -> ArchivedCandidate:
+    recipe = default_recipe(ModelFamily.linear).model_copy(update={"params": {"C": 1.0 + len(key) / 100}})
+    return ArchivedCandidate(
+        key, recipe, 1, CandidateStatus.succeeded, cv, [cv], runtime_s, None, Path(key), log_loss=log_loss
+    )
+
+
+def test_the_second_split_reseeds_the_folds_and_a_forecast_has_none() -> None:
+    cv = CVScheme(kind="stratified_kfold", n_folds=5, seed=42)
+    second = second_split(cv)
+    assert second is not None and second.seed != cv.seed and second.kind == cv.kind and second.n_folds == 5
+    time = TimeStructure(columns=["t"], format="number", forecast=True, horizon=3)
+    assert second_split(CVScheme(kind="forward", n_folds=3, time=time)) is None
+
+
+def test_a_candidate_lucky_on_one_split_loses_to_a_steadier_one() -> None:
+    lucky, steady, third = _candidate("lucky", 0.90), _candidate("steady", 0.89), _candidate("third", 0.80)
+    scores = {"lucky": 0.84, "steady": 0.885, "third": 0.90}
+    chosen, why = choose(lucky, [lucky, steady, third], [], scores, ACCURACY)
+    assert chosen is steady and "better mean" in why  # (0.89 + 0.885) / 2 > (0.90 + 0.84) / 2 > (0.80 + 0.90) / 2
+    chosen, _ = choose(lucky, [lucky, steady], [], {"lucky": 0.89, "steady": 0.885}, ACCURACY)
+    assert chosen is lucky
+
+
+def test_the_blends_meet_the_best_single_on_the_second_split_alone() -> None:
+    """Their members and weights were chosen on the first split, as the singles were: the second is where none was
+    chosen. A stack's first score is nested (honest) and lower than a lucky single's: that must not count."""
+    single, other = _candidate("single", 0.99), _candidate("other", 0.97)
+    stack, weighted = _candidate("stack", 0.975), _candidate("weighted", 0.995)
+    better = {"single": 0.970, "other": 0.960, "stack": 0.978, "weighted": 0.975}
+    chosen, why = choose(stack, [single, other], [weighted, stack], better, ACCURACY)
+    assert chosen is stack and "blend beats" in why, "the better blend on the second split"
+    worse = {"single": 0.980, "other": 0.960, "stack": 0.975, "weighted": 0.972}
+    chosen, why = choose(stack, [single, other], [weighted, stack], worse, ACCURACY)
+    assert chosen is single and "single candidate beats the blends" in why
+    chosen, _ = choose(single, [single, other], [stack], better, ACCURACY)
+    assert chosen is stack, "a blend that was not the best still wins on the second split"
+    assert choose(stack, [single, other], [stack], {"stack": 0.9}, ACCURACY)[0] is stack, "no single to meet"
+
+
+def test_the_pick_keeps_the_best_when_it_cannot_be_compared() -> None:
+    best, other = _candidate("best", 0.9), _candidate("other", 0.8)
+    assert choose(best, [best, other], [], {"other": 0.95}, ACCURACY)[0] is best, "the best has no second score"
+    assert choose(best, [best, other], [], {"best": 0.7}, ACCURACY)[0] is best, "nothing to compare it with"
+    sure, unsure = _candidate("sure", 0.9, log_loss=0.1), _candidate("unsure", 0.9, log_loss=0.3)
+    tied = {"sure": 0.9, "unsure": 0.9}
+    assert choose(unsure, [unsure, sure], [], tied, ACCURACY)[0] is sure, "log loss breaks ties"
+    lower = Competition(id="c", title="c", task=TaskType.regression, metric="rmse", target="y")
+    small, large = _candidate("small", 10.0), _candidate("large", 9.0)
+    assert choose(large, [large, small], [], {"small": 10.0, "large": 12.0}, lower)[0] is small, "lower is better"
+
+
+def test_the_best_s_runs_come_first_and_nothing_runs_when_they_do_not_fit() -> None:
+    best, second, third = _candidate("best", 0.9, 4.0), _candidate("second", 0.8, 2.0), _candidate("third", 0.7, 9.0)
+    members = [_candidate("m1", 0.85, 3.0), _candidate("m2", 0.84, 3.0)]
+    blend = _candidate("blend", 0.95, 0.1)
+    groups = rescoring_groups(blend, [best, second, third], {"blend": members})
+    assert groups == [members, [best], [second], [third]], "a blend is re-scored through its members"
+    assert rescoring_groups(best, [best, second], {}) == [[best], [second]]
+    assert rescoring_groups(best, [best, second], {"blend": members}) == [[best], members, [second]]
+    # slack 1.2, two in parallel: the members 3.6 s, best 2.4 s, second 1.2 s, third 5.4 s (over 8 s in all)
+    assert plan(groups, 8.0, parallel=2) == [*members, best, second]
+    assert plan(groups, 3.0, parallel=2) == [], "the best's own group does not fit: nothing is re-scored"
+
+
+def test_a_mission_blends_from_predictions_and_picks_over_a_second_split(settings: Settings, store: Store) -> None:
+    """The first generations draw from the learned portfolio; the blend is tried however short the time left (it
+    fits no model), and the top candidates get a second score on other folds, archived beside the first; the pick
+    is what the mission submits."""
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
+    spec = MissionSpec(mission_id="pick", criteria=Criteria(competition="penguins"), time_budget=30, stop_early=True)
+    runner.create(spec)
+    result = asyncio.run(runner.run("pick"))
+    assert result.success, result.detail
+
+    portfolio = load_portfolio()
+    assert portfolio is not None
+    learned = [(family.value, params) for family, params in portfolio.configs]
+    early = [json.loads(c.recipe) for c in store.candidates("pick") if c.generation <= 1]
+    recipes = [r for r in early if "family" in r]
+    assert len(recipes) >= 3 and all((r["family"], r["params"]) in learned for r in recipes)
+
+    events = {e.type: json.loads(e.payload) for e in store.events_after("pick")}
+    blends = [json.loads(e.payload) for e in store.events_after("pick") if e.type == "evolution.ensemble"]
+    assert {b["method"] for b in blends} == {"weighted", "stacked"}, blends
+    assert all(len(b["members"]) >= 2 or b["reason"] == "no blend beats its best member" for b in blends)
+    assert not [b for b in blends if "time" in b["reason"]], "a blend fits no model: time never stops it"
+    pick = events["evolution.pick"]
+    rescored = [c for c in pick["candidates"] if c["resplit_score"] is not None]
+    assert len(rescored) >= 2, pick
+    archived = {c.key: c.resplit_cv for c in store.candidates("pick")}
+    assert all(archived[c["candidate_key"]] == pytest.approx(c["resplit_score"]) for c in rescored)
+    row = store.get_mission("pick")
+    assert row is not None
+    state = json.loads(row.result or "{}")["state"]
+    assert state["evolution_state"]["best_candidate_key"] == pick["chosen"]
+    submitted = Path(state["submission_path"]).read_bytes()
+    chosen = settings.missions_dir / "pick" / "candidates" / pick["chosen"] / "submission.csv"
+    assert submitted == chosen.read_bytes()
+
+
+def test_the_pick_keeps_time_only_where_the_best_two_fit_in_its_share() -> None:
+    cv = CVScheme(kind="stratified_kfold", n_folds=5)
+    state = MissionState(
+        mission_id="m",
+        selected_competition=ACCURACY,
+        research_findings=ResearchFindings.model_construct(cv=cv),
+        budget=BudgetLedger(total_s=120),
+    )
+    quick = [_candidate(k, 0.9 - i / 100, 1.0) for i, k in enumerate("abcd")]
+    assert pick_reserve_s(quick, state, parallel=2) == pytest.approx(1.2 * 1.0 * (3 + 4) / 2)
+    slow = [_candidate(k, 0.9 - i / 100, 20.0) for i, k in enumerate("abcd")]
+    assert pick_reserve_s(slow, state, parallel=2) == 0.0, "the best two need 24 s of the 18 s share: none kept"
+    state.research_findings = ResearchFindings.model_construct(cv=cv.model_copy(update={"kind": "forward"}))
+    assert pick_reserve_s(quick, state, parallel=2) == 0.0, "a forecast has no second split"
