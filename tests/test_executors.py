@@ -78,8 +78,12 @@ def test_candidates_on_a_dask_worker_run_in_its_warm_pool(home: Path, tmp_path: 
         for c in (0.5, 1.0, 2.0):
             recipe = default_recipe(ModelFamily.linear).model_copy(update={"params": {"C": c}})
             results.append(asyncio.run(evaluator.evaluate(recipe, data, cv, tmp_path / str(c), Limits(timeout_s=60))))
+        cold = DaskEvaluator(cluster.scheduler_address, warm=False)  # the same worker, asked to start cold
+        results.append(asyncio.run(cold.evaluate(recipe, data, cv, tmp_path / "cold", Limits(timeout_s=60))))
         with Client(cluster.scheduler_address) as observer:
             started = observer.run(lambda dask_worker: dask_worker.plugins[PLUGIN].pool.started)
+            jobs = observer.run(lambda dask_worker: dask_worker.plugins[PLUGIN].pool.jobs)
+        cold.close()
         evaluator.close()
     assert all(r.status == "succeeded" for r in results), [r.error for r in results]
-    assert list(started.values()) == [1]
+    assert list(started.values()) == [1] and list(jobs.values()) == [3]

@@ -57,11 +57,12 @@ def evaluate_on_worker(
     folds: int | None,
     rows: int | None,
     cv_only: bool,
+    warm: bool = True,
 ) -> Evaluation:
-    """Runs on a Dask worker: the same sandboxed evaluation as on this machine, in the worker's warm pool (or cold,
-    on a worker the plugin has not reached)."""
+    """Runs on a Dask worker: the same sandboxed evaluation as on this machine, in the worker's warm pool (or cold:
+    where asked, or on a worker the plugin has not reached)."""
     plugin = get_worker().plugins.get(PLUGIN)
-    if not isinstance(plugin, WarmPoolPlugin):
+    if not warm or not isinstance(plugin, WarmPoolPlugin):
         return asyncio.run(
             evaluate_solution(solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only)
         )

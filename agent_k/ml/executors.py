@@ -100,7 +100,7 @@ class LocalEvaluator:
 
 class DaskEvaluator:
     """Candidates run on a Dask distributed cluster, through its `concurrent.futures` executor; each Dask worker
-    holds warm workers of its own (`agent_k.ml.dask_warm`), unless `warm` is off."""
+    holds warm workers of its own (`agent_k.ml.dask_warm`); with `warm` off, each candidate starts cold there."""
 
     def __init__(self, address: str, *, timeout_s: float = 10.0, warm: bool = True) -> None:
         try:
@@ -116,7 +116,7 @@ class DaskEvaluator:
             raise ExecutorError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
         if warm:  # every worker, and each that joins later, gets its warm pool
             self._client.register_plugin(WarmPoolPlugin())
-        self._task = evaluate_on_worker
+        self._task, self._warm = evaluate_on_worker, warm
         self._executor = self._client.get_executor(pure=False)
         self.parallelism = max(1, sum(self._client.nthreads().values()))
 
@@ -132,7 +132,9 @@ class DaskEvaluator:
         rows: int | None = None,
         cv_only: bool = False,
     ) -> Evaluation:
-        future = self._executor.submit(self._task, solution, data, cv, workdir, limits, folds, rows, cv_only)
+        future = self._executor.submit(
+            self._task, solution, data, cv, workdir, limits, folds, rows, cv_only, self._warm
+        )
         try:
             result: Evaluation = await asyncio.wrap_future(future)
         except asyncio.CancelledError:

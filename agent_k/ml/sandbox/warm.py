@@ -81,6 +81,8 @@ class WarmPool:
     size: int
     started: int = 0
     """Workers started so far (each costs what a cold candidate does)."""
+    jobs: int = 0
+    """Jobs run in a warm worker so far."""
     _key: WarmKey | None = None
     _idle: list[Channel] = field(default_factory=list)
     _busy: int = 0
@@ -113,7 +115,7 @@ class WarmPool:
             log.warning("a warm worker could not start (%s); this candidate runs cold", exc)
             left = replace(limits, timeout_s=max(0.1, limits.timeout_s - (time.monotonic() - began)))
             return await run_sandboxed(job, workdir=workdir, limits=left)
-        keep = False
+        keep, self.jobs = False, self.jobs + 1
         try:
             left = replace(limits, timeout_s=max(0.0, limits.timeout_s - (time.monotonic() - began)))
             result, keep = await self._job(worker, job, workdir, left)
