@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import subprocess
 import sys
@@ -211,6 +212,7 @@ def test_several_targets_share_the_features_that_read_no_target(tmp_path: Path) 
     source = render_solution(recipe, spec, CV)
     assert "    shared = not (" in source
     oofs = {}
+    one_thread = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}  # as a sandbox's one thread
     for name, text in (
         ("shared", source),
         ("each", source.replace("    shared = not (", "    shared = False and not (")),
@@ -218,7 +220,9 @@ def test_several_targets_share_the_features_that_read_no_target(tmp_path: Path) 
         script, oof = tmp_path / f"{name}.py", tmp_path / f"{name}-oof.csv"
         script.write_text(text)
         command = [sys.executable, str(script), "--data", str(data), "--out", "x.csv", "--oof", str(oof), "--cv-only"]
-        completed = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+        completed = subprocess.run(
+            command, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path, env=one_thread
+        )
         assert completed.returncode == 0, completed.stderr
         oofs[name] = pd.read_csv(oof)
     assert list(oofs["shared"].columns) == list(oofs["each"].columns)
