@@ -149,15 +149,14 @@ def mission_report(home: Path, competition: str, budget: float) -> dict[str, Any
             "('candidate.evaluated', 'evolution.ensemble', 'evolution.pick') order by seq",
             (report["mission_id"],),
         ).fetchall()
-    final = {kind: json.loads(payload) for kind, payload in rows if kind != "candidate.evaluated"}
-    ensemble, pick = final.get("evolution.ensemble", {}), final.get("evolution.pick", {})
+    blends = [json.loads(payload) for kind, payload in rows if kind == "evolution.ensemble"]
+    picks = [json.loads(payload) for kind, payload in rows if kind == "evolution.pick"]
+    pick = picks[-1] if picks else {}
     return {
         "mission": float(report["private_score"]),
         "mission_elapsed_s": float(report["elapsed_s"]),
         "candidates": sum(kind == "candidate.evaluated" for kind, _ in rows),
-        "blend_members": len(ensemble.get("members", [])),
-        "blend_kept": ensemble.get("kept"),
-        "blend_reason": ensemble.get("reason"),
+        "blends": [{k: b.get(k) for k in ("method", "kept", "reason", "cv_score")} for b in blends],
         "pick_changed": pick.get("changed"),
         "pick_reason": pick.get("reason"),
     }
@@ -205,7 +204,7 @@ def summary(rows: list[dict[str, Any]], budget: float) -> None:
     untried = [
         r
         for r in rows
-        if r.get("blend_reason") and ("no time" in r["blend_reason"] or "timed out" in r["blend_reason"])
+        if not r["blends"] or any("no time" in b["reason"] or "timed out" in b["reason"] for b in r["blends"])
     ]
     print(f"missions whose blend was not tried for lack of time or a member's timeout: {len(untried)}/{len(rows)}")
     within = sum(r["mission_elapsed_s"] <= 1.1 * budget for r in rows)

@@ -128,7 +128,7 @@ def test_a_mission_blends_from_predictions_and_picks_over_a_second_split(setting
     assert submitted == chosen.read_bytes()
 
 
-def test_the_pick_keeps_time_only_where_the_best_two_fit_in_its_share() -> None:
+def test_the_pick_keeps_time_only_where_what_it_must_compare_fits_in_its_share() -> None:
     cv = CVScheme(kind="stratified_kfold", n_folds=5)
     state = MissionState(
         mission_id="m",
@@ -140,5 +140,7 @@ def test_the_pick_keeps_time_only_where_the_best_two_fit_in_its_share() -> None:
     assert pick_reserve_s(quick, state, parallel=2) == pytest.approx(1.2 * 1.0 * (3 + 4) / 2)
     slow = [_candidate(k, 0.9 - i / 100, 20.0) for i, k in enumerate("abcd")]
     assert pick_reserve_s(slow, state, parallel=2) == 0.0, "the best two need 24 s of the 18 s share: none kept"
+    one_quick = [_candidate("a", 0.9, 1.0), *slow[1:]]
+    assert pick_reserve_s(one_quick, state, parallel=2) == 0.0, "13 s for the best two, 48 s for a blend's members"
     state.research_findings = ResearchFindings.model_construct(cv=cv.model_copy(update={"kind": "forward"}))
     assert pick_reserve_s(quick, state, parallel=2) == 0.0, "a forecast has no second split"

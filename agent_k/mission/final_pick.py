@@ -64,8 +64,9 @@ def contenders(candidates: list[ArchivedCandidate], competition: Competition) ->
 
 def pick_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, parallel: int) -> float:
     """Time to keep for the pick at the end of the search: the top few's second split, and a likely blend's
-    members', at most the pick's share of the budget; nothing where not even the best two fit in that share (large
-    data: the search has better use for the time)."""
+    members', at most the pick's share of the budget; nothing where that share would not hold what the pick must
+    re-score before it can compare anything (the best two, or a kept blend's members: `plan`), as on large data,
+    where the search has better use for the time."""
     findings, competition = state.research_findings, state.selected_competition
     assert findings is not None and competition is not None
     if second_split(findings.cv) is None:
@@ -73,12 +74,13 @@ def pick_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, par
     top = contenders(candidates, competition)
     if len(top) < 2:
         return 0.0
-    cap = PICK_SHARE * state.budget.total_s
-    needed = SLACK * sum(c.runtime_s or 0.0 for c in top[:2]) / max(1, parallel)
-    if needed > cap:
-        return 0.0
+    cap, parallel = PICK_SHARE * state.budget.total_s, max(1, parallel)
     typical = statistics.median(c.runtime_s or 0.0 for c in top)
-    return min(cap, max(needed, SLACK * typical * (len(top) + MEMBERS_RESCORED) / max(1, parallel)))
+    best_two = SLACK * sum(c.runtime_s or 0.0 for c in top[:2]) / parallel
+    blend_members = SLACK * typical * MEMBERS_RESCORED / parallel
+    if max(best_two, blend_members) > cap:
+        return 0.0
+    return min(cap, max(best_two, SLACK * typical * (len(top) + MEMBERS_RESCORED) / parallel))
 
 
 async def final_pick(
