@@ -10,7 +10,7 @@ medians. Also reported: each mission's candidates, whether its blend was tried (
 AutoGluon needs pandas<3: run this in an environment of its own (the mission's CLI comes from the same one).
 
     python3 -m venv .venv-bench && .venv-bench/bin/pip install -e '.[bench]'
-    .venv-bench/bin/python benchmarks/ml_quality.py [--budget 120] [--seeds 3] [--competitions penguins wine ...]
+    .venv-bench/bin/python benchmarks/ml_quality.py [--budget 120] [--seeds 3] [--first-seed 0] [--competitions ...]
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def _median(rows: list[dict[str, Any]], competition: str, method: str) -> float:
 
 def summary(rows: list[dict[str, Any]], budget: float) -> None:
     """Medians per competition and method, and where the mission stands against each rival."""
-    print(f"\nbudget {budget:.0f} s per method; medians of {max(r['seed'] for r in rows) + 1} seed(s)")
+    print(f"\nbudget {budget:.0f} s per method; medians of {len({r['seed'] for r in rows})} seed(s)")
     print(f"{'competition':15} {'metric':9} " + " ".join(f"{m:>10}" for m in METHODS) + "  vs best AutoML   vs HGB")
     level = ahead = beats_hgb = hgb_perfect = 0
     competitions = list(dict.fromkeys(r["competition"] for r in rows))
@@ -215,6 +215,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first..first+N-1 (to add runs later)")
     parser.add_argument("--competitions", nargs="*", default=list(BUILTINS))
     parser.add_argument("--methods", nargs="*", default=list(METHODS), choices=METHODS)
     parser.add_argument("--home", type=Path, help="keep the missions here for inspection (default: a temp dir)")
@@ -223,7 +224,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = args.home or Path(tmp)
         platform = LocalPlatform(home / "competitions")
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             for competition in args.competitions:
                 spec = platform.ensure(competition)  # materialised before any clock starts
                 data = load(platform.root, spec)
