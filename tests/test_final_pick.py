@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -136,11 +137,22 @@ def test_the_pick_keeps_time_only_where_what_it_must_compare_fits_in_its_share()
         research_findings=ResearchFindings.model_construct(cv=cv),
         budget=BudgetLedger(total_s=120),
     )
-    quick = [_candidate(k, 0.9 - i / 100, 1.0) for i, k in enumerate("abcd")]
+
+    def ran(runtimes: list[float], families: list[ModelFamily] | None = None) -> list[ArchivedCandidate]:
+        """Candidates keyed by their recipes, as archived: one niche (linear models), or one per family."""
+        made = []
+        for i, (runtime, family) in enumerate(zip(runtimes, families or [ModelFamily.linear] * 4, strict=True)):
+            recipe = default_recipe(family)
+            recipe = recipe.model_copy(update={"params": {"C": 1.0 + i}}) if family is ModelFamily.linear else recipe
+            made.append(replace(_candidate("c", 0.9 - i / 100, runtime), key=recipe.key, recipe=recipe))
+        return made
+
+    quick = ran([1.0] * 4)
     assert pick_reserve_s(quick, state, parallel=2) == pytest.approx(1.2 * 1.0 * (3 + 4) / 2)
-    slow = [_candidate(k, 0.9 - i / 100, 20.0) for i, k in enumerate("abcd")]
-    assert pick_reserve_s(slow, state, parallel=2) == 0.0, "the best two need 24 s of the 18 s share: none kept"
-    one_quick = [_candidate("a", 0.9, 1.0), *slow[1:]]
-    assert pick_reserve_s(one_quick, state, parallel=2) == 0.0, "13 s for the best two, 48 s for a blend's members"
+    assert pick_reserve_s(ran([20.0] * 4), state, parallel=2) == 0.0, "the best two need 24 s of the 18 s share"
+    one_quick = [1.0, 20.0, 20.0, 20.0]
+    assert pick_reserve_s(ran(one_quick), state, parallel=2) > 0.0, "13 s for the best two; one niche: no blend"
+    families = [ModelFamily.linear, ModelFamily.lightgbm, ModelFamily.hist_gradient_boosting, ModelFamily.extra_trees]
+    assert pick_reserve_s(ran([1.0, 1.0, 1.0, 40.0], families), state, parallel=2) == 0.0, "a blend of 4: 26 s"
     state.research_findings = ResearchFindings.model_construct(cv=cv.model_copy(update={"kind": "forward"}))
     assert pick_reserve_s(quick, state, parallel=2) == 0.0, "a forecast has no second split"

@@ -22,7 +22,7 @@ from agent_k._blocking import run_blocking
 from agent_k.competition import Competition
 from agent_k.competition.research import CVScheme
 from agent_k.events.models import EvolutionPick, PickedCandidate
-from agent_k.mission.blending import member_predictions
+from agent_k.mission.blending import blend_pool, member_predictions
 from agent_k.mission.candidates import ArchivedCandidate, archive, candidate_limits, sizing
 from agent_k.mission.context import GraphContext
 from agent_k.mission.state import MissionState
@@ -38,7 +38,8 @@ RESPLIT = "resplit"
 PICK_SHARE = 0.15
 """The most of the mission's budget the second split may take: on large data the top few cost minutes each."""
 MEMBERS_RESCORED = 4
-"""A blend's members beyond the top few, as the reserve counts them before the blend is chosen."""
+"""A blend's members beyond the top few, as the reserve counts them before the blend is chosen (a kept blend:
+the blend pool's first five, niche elites of other model families, often costlier than the top few)."""
 SLACK = 1.2
 """A second split costs about what the first did (its CV without the test predictions): kept with some slack."""
 MIN_PICK_S = 1.0
@@ -65,8 +66,8 @@ def contenders(candidates: list[ArchivedCandidate], competition: Competition) ->
 def pick_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, parallel: int) -> float:
     """Time to keep for the pick at the end of the search: the top few's second split, and a likely blend's
     members', at most the pick's share of the budget; nothing where that share would not hold what the pick must
-    re-score before it can compare anything (the best two, or a kept blend's members: `plan`), as on large data,
-    where the search has better use for the time."""
+    re-score before it can compare anything (the best two, or a kept blend's members, likely the blend pool's first:
+    `plan`), as on costly data, where the search has better use for the time."""
     findings, competition = state.research_findings, state.selected_competition
     assert findings is not None and competition is not None
     if second_split(findings.cv) is None:
@@ -77,7 +78,8 @@ def pick_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, par
     cap, parallel = PICK_SHARE * state.budget.total_s, max(1, parallel)
     typical = statistics.median(c.runtime_s or 0.0 for c in top)
     best_two = SLACK * sum(c.runtime_s or 0.0 for c in top[:2]) / parallel
-    blend_members = SLACK * typical * MEMBERS_RESCORED / parallel
+    pool = blend_pool(candidates, state)[: MEMBERS_RESCORED + 1]
+    blend_members = SLACK * sum(c.runtime_s or 0.0 for c in pool) / parallel
     if max(best_two, blend_members) > cap:
         return 0.0
     return min(cap, max(best_two, SLACK * typical * (len(top) + MEMBERS_RESCORED) / parallel))
