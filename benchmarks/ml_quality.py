@@ -174,7 +174,7 @@ def ratio(mission: float, other: float, maximize: bool) -> float:
 
 
 def _median(rows: list[dict[str, Any]], competition: str, method: str) -> float:
-    return statistics.median(r[method] for r in rows if r["competition"] == competition and method in r)
+    return float(statistics.median(r[method] for r in rows if r["competition"] == competition and method in r))
 
 
 def summary(rows: list[dict[str, Any]], budget: float) -> None:
