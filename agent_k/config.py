@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 HOME_MODE = 0o700
 FILE_UMASK = 0o027
@@ -19,6 +19,28 @@ MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
 
 
 BudgetClockKind = Literal["running", "wall"]
+
+
+class RetentionPolicy(BaseModel):
+    """What `agent-k gc` (and a worker, between missions) keeps of a finished mission older than `days`: the
+    files of its `best` candidates (and of those its kept snapshots and submission name), its phase-start and
+    last snapshots, its events, data and results. Written `best=3,days=7` in AGENT_K_RETENTION."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    best: int = Field(default=3, ge=0)
+    days: float = Field(default=7.0, ge=0, allow_inf_nan=False)
+
+    @classmethod
+    def parse(cls, text: str) -> RetentionPolicy:
+        """`best=N,days=D` (either may be left out)."""
+        values: dict[str, str] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise ValueError(f"expected KEY=VALUE, got {part!r} (e.g. best=3,days=7)")
+            values[key.strip()] = value.strip()
+        return cls.model_validate(values)
 
 
 class Settings(BaseSettings):
@@ -75,6 +97,31 @@ class Settings(BaseSettings):
     daily_submissions: int | None = Field(
         default=None, ge=1, description="submissions per UTC day; default: the platform's own limit (Kaggle: 5)"
     )
+    retention: Annotated[RetentionPolicy | None, NoDecode] = Field(
+        default=None,
+        description="e.g. best=3,days=7: workers remove the other candidates' files and the intermediate snapshots "
+        "of missions finished over 7 days ago (default: keep everything; `agent-k gc` collects by hand)",
+    )
+
+    webhook_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://",
+        description="where every mission's endings and approval requests are POSTed (a mission may set its own)",
+    )
+    webhook_secret: SecretStr | None = Field(
+        default=None, description="the HMAC-SHA256 key webhook bodies are signed with (required with a webhook)"
+    )
+    webhook_attempts: int = Field(default=8, ge=1, le=50, description="tries per webhook delivery before it fails")
+    webhook_backoff: float = Field(
+        default=2.0, gt=0, allow_inf_nan=False, description="seconds before the second try; doubled after each"
+    )
+
+    @field_validator("retention", mode="before")
+    @classmethod
+    def _parse_retention(cls, value: object) -> object:
+        if isinstance(value, str):
+            return RetentionPolicy.parse(value) if value.strip() else None
+        return value
 
     @field_validator("api_token", mode="after")
     @classmethod

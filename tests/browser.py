@@ -3,6 +3,7 @@ page that records its console errors, the hosts it talks to and its event-stream
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,15 +27,23 @@ def chromium_problem() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's chromium under Playwright's sync API. While it is open this thread runs Playwright's event loop:
+    a test that also calls `asyncio.run` opens it afterwards, with this instead of the `browser` fixture."""
     need_tool(chromium_problem())
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
 
 
 class Watched:

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from agent_k.store.repository import Store
-from tests.api_client import free_port, running_api
+from tests.api_client import free_port, read_stream, running_api
 from tests.browser import Watched
 from tests.conftest import AGENT_K, run_cli
 
@@ -105,6 +105,10 @@ def test_a_live_mission_page_through_an_api_restart_and_an_approval(
         row = f"#missions tr[data-id='{mission['id']}']"
         watched.wait(f"document.querySelector(\"{row}[data-status='running']\") !== null")
         shoot(page, "missions")
+        # The launch form's defaults: the quickest competition (wine: fewer rows than diabetes), every mode.
+        assert page.eval_on_selector("select[name=competition]", "e => e.value") == "wine"
+        modes = page.eval_on_selector_all("select[name=mode] option", "os => os.map((o) => o.value)")
+        assert modes == ["auto", "workflow", "agent", "amphiflow"]
 
         page.goto(f"{first.base}/ui/missions/{mission['id']}")
         evolution = "document.querySelector('.timeline .bar.running[data-phase=evolution]')"
@@ -174,6 +178,88 @@ def test_a_minimised_metric_plots_its_best_so_far_downwards(
             assert _monotone(best, maximize=False) and len([b for b in best if b is not None]) >= 2
             evaluated = [e for e in _events(home, mission["id"]) if e.type == "candidate.evaluated"]
             assert watched.page.evaluate("window.AgentK.plotData.x.length") == len(evaluated)
+        assert watched.errors == [] and watched.hosts == {"127.0.0.1"}
+    finally:
+        watched.close()
+
+
+def _status(base: str, mission_id: str) -> str:
+    status: str = httpx.get(f"{base}/missions/{mission_id}").json()["status"]
+    return status
+
+
+def _wait_status(base: str, mission_id: str, wanted: set[str], timeout_s: float = 180) -> str:
+    deadline = time.monotonic() + timeout_s
+    while (status := _status(base, mission_id)) not in wanted:
+        assert time.monotonic() < deadline, f"{mission_id} stayed {status}"
+        time.sleep(0.2)
+    return status
+
+
+def test_a_cancelled_then_resumed_mission_streams_and_shows_its_last_ending(
+    browser: Any, env: dict[str, str], home: Path, worker: subprocess.Popen[bytes]
+) -> None:
+    watched = Watched(browser)
+    try:
+        with running_api(env, "--no-worker") as api:
+            body = {"competition": "wine", "time_budget": 30, "mode": "workflow", "stop_early": True}
+            mission_id = _post(api.base, body)["id"]
+            deadline = time.monotonic() + 120
+            while "evolution.generation" not in {e.type for e in _events(home, mission_id)}:
+                assert time.monotonic() < deadline, "it never reached Evolution"
+                time.sleep(0.1)
+            cancel = httpx.post(f"{api.base}/missions/{mission_id}/cancel", json={})
+            assert cancel.status_code in (200, 202), cancel.text
+            assert _wait_status(api.base, mission_id, {"cancelled", "succeeded"}) == "cancelled"
+            resumed = httpx.post(f"{api.base}/missions/{mission_id}/resume", json={})
+            assert resumed.status_code == 200, resumed.text
+            assert _wait_status(api.base, mission_id, {"succeeded", "failed", "cancelled"}) == "succeeded"
+
+            streamed = read_stream(f"{api.base}/missions/{mission_id}/events")
+            types = [e["event"] for e in streamed]
+            assert types.index("mission.cancelled") < len(types) - 1 and types[-1] == "mission.completed"
+            assert [int(e["id"]) for e in streamed] == [e.seq for e in _events(home, mission_id)]
+            cancelled = next(int(e["id"]) for e in streamed if e["event"] == "mission.cancelled")
+            after = read_stream(f"{api.base}/missions/{mission_id}/events?after={cancelled - 1}")
+            assert after[0]["event"] == "mission.cancelled" and after[-1]["event"] == "mission.completed"
+
+            page = watched.page
+            page.goto(f"{api.base}/ui/missions/{mission_id}")
+            watched.wait("window.AgentK.state.ended === true && window.AgentK.state.status === 'succeeded'")
+            ended = time.monotonic()
+            links = "[...document.querySelectorAll('#result a')].map((a) => a.getAttribute('href'))"
+            watched.wait(f"{links}.length === 2")
+            hrefs = page.evaluate(links)
+            assert [h.rsplit("/", 1)[-1] for h in hrefs] == ["solution.py", "submission.csv"]
+            for href in hrefs:
+                assert httpx.get(f"{api.base}{href}").status_code == 200
+            assert page.evaluate("document.querySelector('#status').textContent").strip() == "succeeded"
+            assert page.is_hidden("button[data-action=resume]") or page.is_disabled("button[data-action=resume]")
+            segments = page.evaluate("window.AgentK.state.segments.map((s) => [s.phase, s.outcome])")
+            evolution = [outcome for phase, outcome in segments if phase == "evolution"]
+            assert evolution[0] in ("failed", "stopped") and evolution[-1] == "completed", segments
+            assert segments[-1] == ["submission", "completed"], "the resumed run drew its own segments"
+            page.wait_for_timeout(2000)
+            assert len([t for t in watched.streams if t > ended]) == 0, "no reconnect after the last ending"
+
+            # Replay on the page: every step, and the state one began from.
+            steps = len(httpx.get(f"{api.base}/missions/{mission_id}/steps").json())
+            watched.wait(f"window.AgentK.steps === {steps}")
+            page.click("#steps tr[data-seq='1']")
+            watched.wait("!document.querySelector('#step-state').hidden")
+            assert '"current_phase": "discovery"' in page.text_content("#step-state")
+
+            # A fork at Submission: the pages link parent and child.
+            forked = httpx.post(f"{api.base}/missions/{mission_id}/fork", json={"from_phase": "submission"})
+            assert forked.status_code == 201, forked.text
+            child = forked.json()["id"]
+            assert _wait_status(api.base, child, {"succeeded", "failed", "cancelled"}) == "succeeded"
+            assert _events(home, child)[0].type == "mission.forked"
+            page.goto(f"{api.base}/ui/missions/{mission_id}")
+            assert page.get_attribute("a[data-lineage=child]", "href") == f"/ui/missions/{child}"
+            page.goto(f"{api.base}/ui/missions/{child}")
+            assert page.get_attribute("a[data-lineage=parent]", "href") == f"/ui/missions/{mission_id}"
+            watched.wait("window.AgentK.state.ended === true && window.AgentK.state.status === 'succeeded'")
         assert watched.errors == [] and watched.hosts == {"127.0.0.1"}
     finally:
         watched.close()

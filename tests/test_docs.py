@@ -17,7 +17,7 @@ def test_every_event_type_is_documented() -> None:
     union = typing.get_args(EventData)[0]
     types = [model.model_fields["type"].default for model in typing.get_args(union)]
     documented = (DOCS / "events.md").read_text()
-    assert len(types) == 31
+    assert len(types) == 32
     missing = [t for t in types if f"| `{t}` |" not in documented]
     assert missing == []
 

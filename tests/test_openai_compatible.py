@@ -69,4 +69,7 @@ def test_a_failing_server_makes_every_agent_phase_fall_back(home: Path) -> None:
     assert all(reason.endswith("HTTP 500 from gpt-4o-mini") for reason in fell_back.values()), fell_back
     assert all(r["mode"] == "workflow" for r in history)  # type: ignore[attr-defined]
     assert fake.requests, "the server was asked"
+    for phase in ("research", "evolution"):  # the terminal says so, with the reason, not only the store
+        assert f"{phase}: the agent fell back to the workflow: " in printed, printed
+    assert "HTTP 500 from gpt-4o-mini" in printed
     _assert_no_key(home, printed)

@@ -126,3 +126,26 @@ def test_workers_claim_queued_and_abandoned_missions_oldest_first(store: Store) 
     store.release_lease("old", "w3")
     store.finish_mission("old", last_snapshot_id=None, status="failed", result="{}")
     assert store.claim_next("w4", ttl=30) is None, "ended missions are never claimed"
+
+
+def test_a_live_worker_forgets_workers_gone_for_minutes(store: Store) -> None:
+    from datetime import timedelta
+
+    from sqlmodel import Session, select
+
+    from agent_k.store.models import WorkerRow, utcnow
+    from agent_k.store.overview import figures, touch_worker
+
+    now = utcnow()
+    with Session(store.engine) as session:
+        for worker_id, gone in (("killed-long-ago", timedelta(hours=1)), ("killed-just-now", timedelta(seconds=40))):
+            started, seen = now - timedelta(hours=2), now - gone
+            session.add(
+                WorkerRow(id=worker_id, started_at=started, seen_at=seen, expires_at=seen + timedelta(seconds=30))
+            )
+        session.commit()
+    touch_worker(store, "alive", now, 30.0)
+    with Session(store.engine) as session:
+        remaining = {worker.id for worker in session.exec(select(WorkerRow))}
+    assert remaining == {"alive", "killed-just-now"}, "a recent death stays visible a while; an old one goes"
+    assert figures(store).live_workers == 1

@@ -27,6 +27,7 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.api_client import read_stream, running_api, serve
+from tests.browser import Watched, chromium
 from tests.conftest import AGENT_K, run_cli
 
 pytestmark = pytest.mark.slow
@@ -228,6 +229,22 @@ def test_a_fleet_of_three_workers_submits_once_per_mission_through_a_kill_9(
     after = [ts for ts, _ in _events(store, "q0", "evolution.generation") if ts > resumed_at]
     assert after, "the resumed mission went straight to Submission: its Evolution lost its time"
     store.close()
+
+    reports = [home / "missions" / mission_id / "report.html" for mission_id in missions]
+    assert all(report.is_file() for report in reports), "the worker that ended each mission wrote its report"
+    with chromium() as browser:  # the takeover in q0's timeline: the dead worker's segment ends before the gap
+        watched = Watched(browser, offline=True)
+        try:
+            watched.page.goto(reports[0].as_uri())
+            watched.wait("window.AgentK && window.AgentK.rendered > 0")
+            evolution = "window.AgentK.state.segments.filter((s) => s.phase === 'evolution')"
+            segments = watched.page.evaluate(evolution)
+            assert [s["outcome"] for s in segments] == ["interrupted", "completed"], segments
+            gap_s = (segments[1]["start"] - segments[0]["end"]) / 1000
+            assert gap_s >= downtime - 1, f"the downtime ({downtime:.1f} s) drawn as phase time (gap {gap_s:.1f} s)"
+            assert watched.errors == []
+        finally:
+            watched.close()
 
 
 @pytest.mark.postgres

@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from agent_k.api.deps import require_token
 from agent_k.api.errors import validation_error
 from agent_k.api.feeds import EventFeeds
-from agent_k.api.routes import competitions, health, metrics, missions, pages, tools
+from agent_k.api.routes import competitions, health, lineage, metrics, missions, pages, tools
 from agent_k.api.security import RequestGuard
 from agent_k.config import Settings
 from agent_k.platforms.local import LocalPlatform
@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     secured = [Depends(require_token)]
     app.include_router(missions.router, dependencies=secured)
+    app.include_router(lineage.router, dependencies=secured)
     app.include_router(tools.router, dependencies=secured)
     app.include_router(competitions.router, dependencies=secured)
     app.include_router(metrics.router, dependencies=secured)

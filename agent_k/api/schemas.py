@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 
 from agent_k.config import MAX_TIME_BUDGET_S, MIN_TIME_BUDGET_S
-from agent_k.mission.launch import COMPETITION_ID
-from agent_k.mission.phases import Mode
+from agent_k.mission.launch import COMPETITION_ID, MISSION_ID
+from agent_k.mission.phases import Mode, Phase
 from agent_k.platforms import PlatformName
 from agent_k.store.status import MissionStatus
 
@@ -26,6 +26,8 @@ class MissionSummary(BaseModel):
     """The gate before Submission, when asked for: `pending`, `approved` or `rejected`."""
     cancel_requested_at: datetime | None = None
     """Set while a worker is stopping the mission after a cancel."""
+    parent_id: str | None = None
+    """The mission this one was forked from."""
 
 
 class MissionPage(BaseModel):
@@ -43,12 +45,33 @@ class StepSummary(BaseModel):
     error: str | None
 
 
+class WebhookDelivery(BaseModel):
+    event_seq: int
+    event_type: str
+    status: str
+    """`pending` (tried again later), `delivered` (the receiver answered 2xx) or `failed` (too many tries)."""
+    attempts: int
+    last_error: str | None
+    delivered_at: datetime | None
+
+
 class MissionDetail(MissionSummary):
     state: dict[str, Any] | None
     phase_history: list[dict[str, Any]]
     result: dict[str, Any] | None
     """Scores, rank, medal and paths once the mission has ended."""
     steps: list[StepSummary]
+    forked_from_seq: int | None = None
+    """The parent's step this fork started from."""
+    children: list[str] = Field(default_factory=list)
+    """Missions forked from this one."""
+    code_version: str | None = None
+    graph_fingerprint: str | None = None
+    """The code and graph it last ran under."""
+    collected_at: datetime | None = None
+    """When retention last removed files of it."""
+    webhooks: list[WebhookDelivery] = Field(default_factory=list)
+    """Its webhook deliveries (endings, approval requests) and how each went."""
 
 
 class MissionCreate(BaseModel):
@@ -77,6 +100,34 @@ class MissionCreate(BaseModel):
     )
     stop_early: bool = Field(
         default=False, description="end Evolution when the search converges instead of spending the whole budget"
+    )
+    webhook_url: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="where its endings and approval requests are POSTed, signed [default: AGENT_K_WEBHOOK_URL]",
+    )
+
+
+class MissionFork(BaseModel):
+    """A new mission from this one's snapshot at the start of a phase; a worker runs it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    from_phase: Phase = Field(description="the phase the fork starts at")
+    time_budget: StrictFloat | None = Field(
+        default=None,
+        ge=MIN_TIME_BUDGET_S,
+        le=MAX_TIME_BUDGET_S,
+        allow_inf_nan=False,
+        description="seconds for the whole fork, the parent's spent ones included [default: the parent's]",
+    )
+    set: dict[str, Any] = Field(
+        default_factory=dict,
+        description="options to change: mode, model, keep_columns, require_approval, max_cost_usd, "
+        "allow_unsandboxed_code, stop_early",
+    )
+    mission_id: str | None = Field(
+        default=None, pattern=f"^{MISSION_ID}$", description="the fork's id [default: generated]"
     )
 
 

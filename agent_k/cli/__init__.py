@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from agent_k.cli import admin, competitions, control, missions, report, run, serve, worker
+from agent_k.cli import admin, competitions, control, gc, lineage, missions, report, run, serve, worker
 from agent_k.cli.common import print_error
 
 app = typer.Typer(
@@ -18,9 +18,12 @@ app = typer.Typer(
 )
 app.command("run")(run.run)
 app.command("resume")(run.resume)
+app.command("fork")(lineage.fork)
+app.command("replay")(lineage.replay)
 app.command("cancel")(control.cancel)
 app.command("approve")(control.approve)
 app.command("reject")(control.reject)
+app.command("gc")(gc.gc)
 app.command("graph")(admin.graph)
 app.command("report")(report.report)
 app.command("serve")(serve.serve)

@@ -10,10 +10,6 @@ import typer
 from agent_k.cli.common import fail_input, load_settings, open_store
 
 
-def report_path(missions_dir: Path, mission_id: str) -> Path:
-    return missions_dir / mission_id / "report.html"
-
-
 def report(
     mission_id: Annotated[str, typer.Argument(help="the mission")],
     output: Annotated[
@@ -21,7 +17,7 @@ def report(
     ] = None,
 ) -> None:
     """Write the mission page as one HTML file (data and scripts inlined): it opens offline, from disk."""
-    from agent_k.dashboard.report import UnknownMission, write_report
+    from agent_k.dashboard.report import UnknownMission, report_path, write_report
 
     settings = load_settings()
     store = open_store(settings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -19,7 +20,7 @@ from agent_k.store.status import MissionStatus
 
 if TYPE_CHECKING:
     from agent_k.config import Settings
-    from agent_k.mission.launch import MissionSpec
+    from agent_k.mission.runner import MissionRunner
     from agent_k.mission.state import MissionResult
 
 ExecutorOption = Annotated[
@@ -47,11 +48,17 @@ def report(result: MissionResult, competition: str | None) -> dict[str, Any]:
 
 
 def drive(
-    mission_id: str, *, settings: Settings, as_json: bool, executor: str | None, create: MissionSpec | None = None
+    mission_id: str,
+    *,
+    settings: Settings,
+    as_json: bool,
+    executor: str | None,
+    prepare: Callable[[MissionRunner], object] | None = None,
+    competition: str | None = None,
 ) -> None:
-    """Run (or resume) `mission_id` with a live view; print the summary and exit 0 or 1."""
-    from agent_k.cli.report import report_path
-    from agent_k.dashboard.report import write_report
+    """Run (or resume) `mission_id` with a live view; print the summary and exit 0 or 1. `prepare` makes the
+    mission first (held by the runner, so no worker takes it)."""
+    from agent_k.dashboard.report import report_path, write_report
     from agent_k.mission.control import MissionError
     from agent_k.mission.runner import MissionRunner
     from agent_k.ml.executors import ExecutorError, make_evaluator
@@ -67,8 +74,8 @@ def drive(
     view = MissionView(console=console, live=console.is_terminal)
     runner = MissionRunner(settings, store, on_event=view.handle, evaluator=evaluator)
     try:
-        if create is not None:
-            runner.create(create)
+        if prepare is not None:
+            prepare(runner)
         with view:
             result = asyncio.run(runner.run(mission_id))
     except (MissionExists, MissionError) as exc:
@@ -85,7 +92,7 @@ def drive(
         console.print(f"the report could not be written: {exc.strerror or exc}", markup=False)
     finally:
         store.close()
-    data = report(result, create.criteria.competition if create else None)
+    data = report(result, competition)
     console.print(summary_table(data))
     if page is not None:
         console.print(f"report: {page}", highlight=False)
@@ -137,6 +144,9 @@ def run(
         bool,
         typer.Option(help="end Evolution when the search converges (quickest result) instead of using the budget"),
     ] = False,
+    webhook_url: Annotated[
+        str | None, typer.Option(help="POST its endings and approval requests here [default: AGENT_K_WEBHOOK_URL]")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""
@@ -158,13 +168,21 @@ def run(
         max_cost_usd=max_cost,
         allow_unsandboxed_code=allow_unsandboxed_code,
         stop_early=stop_early,
+        webhook_url=webhook_url,
         mission_id=mission_id,
     )
     try:
         spec = asyncio.run(launch_spec(request, settings))
     except LaunchError as exc:
         fail_input(str(exc))
-    drive(spec.mission_id, settings=settings, as_json=as_json, executor=executor, create=spec)
+    drive(
+        spec.mission_id,
+        settings=settings,
+        as_json=as_json,
+        executor=executor,
+        prepare=lambda runner: runner.create(spec),
+        competition=spec.criteria.competition,
+    )
 
 
 def resume(

@@ -34,6 +34,13 @@ def describe(event: Event) -> str | None:
             return f"{event.phase} completed in {d.elapsed_s:.1f}s"
         case "phase.failed":
             return f"{event.phase} failed: {d.reason}"
+        case "phase.fallback":
+            return f"{event.phase}: the agent fell back to the workflow: {d.reason}"
+        case "mission.forked":
+            reused = f"{d.candidates_reused} candidates reused"
+            return f"forked from {d.parent_id} at {d.phase} (its step {d.parent_seq}), {reused}"
+        case "mission.cancelled":
+            return f"mission cancelled: {d.reason}"
         case "budget.warning":
             return f"{event.phase}: {d.used_s:.1f}s of {d.allowed_s:.1f}s used"
         case "competition.selected":
@@ -124,7 +131,9 @@ class MissionView:
         line = escape(line)  # recipe summaries hold brackets ("[log+ratio]") that are not markup
         if phase:
             self.detail[phase] = line
-        if not self.live:
+        # A fallback or a warning stays on screen above the live view: the next event would overwrite it there.
+        lasting = event.type == "phase.fallback" or (event.type == "log" and d.level in ("warning", "error"))
+        if not self.live or lasting:
             self.console.print(
                 f"[dim]{time.monotonic() - self._started:6.1f}s[/] {line}", highlight=False, soft_wrap=True
             )

@@ -13,7 +13,15 @@ from markupsafe import Markup
 
 from agent_k.competition import MAXIMIZED
 
-STATIC = ("uplot.iife.min.js", "uplot.min.css", "dashboard.css", "mission.js", "missions.js", "login.js")
+STATIC = (
+    "uplot.iife.min.js",
+    "uplot.min.css",
+    "dashboard.css",
+    "mission.js",
+    "missions.js",
+    "login.js",
+    "replay.js",
+)
 
 
 def _json_script(value: Any) -> Markup:
@@ -63,4 +71,7 @@ def mission_meta(document: dict[str, Any]) -> dict[str, Any]:
         "metric": metric,
         "maximize": metric in MAXIMIZED if metric else None,
         "result": document.get("result"),
+        "parent_id": document.get("parent_id"),
+        "forked_from_seq": document.get("forked_from_seq"),
+        "children": document.get("children") or [],
     }

@@ -16,6 +16,11 @@ class UnknownMission(LookupError):
     pass
 
 
+def report_path(missions_dir: Path, mission_id: str) -> Path:
+    """Where a mission's report is written when it ends (by `agent-k run` or by the worker that ran it)."""
+    return missions_dir / mission_id / "report.html"
+
+
 def envelope(mission_id: str, seq: int, ts: str, type_: str, phase: str | None, payload: str) -> dict[str, object]:
     """An event as the stream sends it (`data` of an SSE message), so the page reads reports and streams alike."""
     return {"mission_id": mission_id, "seq": seq, "ts": ts, "type": type_, "phase": phase, "data": json.loads(payload)}

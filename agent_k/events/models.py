@@ -21,6 +21,16 @@ class MissionStarted(BaseModel):
     resumed_from_seq: int | None = None
 
 
+class MissionForked(BaseModel):
+    """The first event of a fork: where it came from and what it took over from its parent."""
+
+    type: Literal["mission.forked"] = "mission.forked"
+    parent_id: str
+    phase: str
+    parent_seq: int
+    candidates_reused: int
+
+
 class MissionCompleted(Scores):
     type: Literal["mission.completed"] = "mission.completed"
     elapsed_s: float
@@ -265,6 +275,7 @@ class Log(BaseModel):
 
 EventData = Annotated[
     MissionStarted
+    | MissionForked
     | MissionCompleted
     | MissionFailed
     | MissionCancelled

@@ -15,6 +15,7 @@ from typing import Literal
 from agent_k.events.models import ApprovalGranted, ApprovalRejected, EventData, Log, MissionCancelled
 from agent_k.mission.contract import MISSION_CONTRACT
 from agent_k.mission.state import MissionResult, MissionState
+from agent_k.mission.webhooks import owe_for
 from agent_k.store.models import MissionRow, SnapshotRow, utcnow
 from agent_k.store.repository import Store
 from agent_k.store.status import RESUMABLE_FAILURES, TERMINAL, UNFINISHED, MissionStatus, StepStatus
@@ -163,6 +164,7 @@ def _ending(row: MissionRow, snapshot: SnapshotRow | None, *, error: str) -> str
 
 
 def _record(store: Store, mission_id: str, data: EventData) -> None:
-    store.append_next_event(
+    seq = store.append_next_event(
         mission_id, type=data.type, phase=None, payload=data.model_dump_json(), ts=datetime.now(UTC)
     )
+    owe_for(store, mission_id, seq, data.type)  # a worker sends it

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -110,6 +112,12 @@ def build_graph(
         *(builder.node(phase) for phase in phases),
     )
     return builder.build()
+
+
+def graph_fingerprint(phases: Sequence[type[PhaseNode]] = PHASE_NODES) -> str:
+    """A short digest of the graph's nodes and edges: two codes with the same one run the same graph."""
+    edges = {p.get_node_id(): sorted(successors(p)) for p in phases}
+    return hashlib.sha256(json.dumps(edges, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def node_types(phases: Sequence[type[PhaseNode]] = PHASE_NODES) -> dict[str, type[PhaseNode]]:

@@ -58,6 +58,8 @@ class MissionRequest(BaseModel):
     max_cost_usd: float | None = None
     allow_unsandboxed_code: bool = False
     stop_early: bool = False
+    webhook_url: str | None = None
+    """Where its endings and approval requests are POSTed; default AGENT_K_WEBHOOK_URL."""
     mission_id: str | None = None
     """Default: a new id."""
 
@@ -80,6 +82,8 @@ class MissionSpec(BaseModel):
     """Model-written code may run in the basic sandbox where bubblewrap cannot run."""
     stop_early: bool = False
     """End Evolution when the search converges instead of spending the rest of the budget."""
+    webhook_url: str | None = Field(default=None, pattern=r"^https?://\S+$", max_length=2000)
+    """Where its endings and approval requests are POSTed, signed (`agent_k.mission.webhooks`)."""
 
     def options(self) -> str:
         """The `options` JSON of the mission row."""
@@ -126,6 +130,7 @@ async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpe
             f"the time budget must be at least {MIN_TIME_BUDGET_S:g} s and at most {MAX_TIME_BUDGET_S:.0f} s (7 days)"
         )
     model = resolve_model(request.mode, request.model or settings.model)
+    webhook_url = check_webhook(request.webhook_url or settings.webhook_url, settings)
     check_sandbox(settings)
     await check_competition(request.platform, request.competition, settings)
     return MissionSpec(
@@ -146,7 +151,19 @@ async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpe
         max_cost_usd=request.max_cost_usd,
         allow_unsandboxed_code=request.allow_unsandboxed_code,
         stop_early=request.stop_early,
+        webhook_url=webhook_url,
     )
+
+
+def check_webhook(url: str | None, settings: Settings) -> str | None:
+    """A webhook URL this process can sign for (an unsigned webhook is never sent)."""
+    if url is None:
+        return None
+    if not re.fullmatch(r"https?://\S+", url) or len(url) > 2000:
+        raise LaunchError(f"invalid webhook URL {url[:100]!r}: use http:// or https://")
+    if settings.webhook_secret is None:
+        raise LaunchError("a webhook needs AGENT_K_WEBHOOK_SECRET to sign what it sends")
+    return url
 
 
 def resolve_model(mode: Mode, model: str | None) -> str | None:

@@ -8,6 +8,7 @@ the mission between steps (phases, the approval gate, endings) is `agent_k.missi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,12 +22,12 @@ from agent_k import tracing
 from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.events.models import Event, Log, MissionStarted
-from agent_k.mission import fallback, lifecycle
+from agent_k.mission import fallback, lifecycle, versions, webhooks
 from agent_k.mission.budget import BudgetClock, deadlines
 from agent_k.mission.context import GraphContext
 from agent_k.mission.contract import MISSION_CONTRACT, PhaseContract, analyse
 from agent_k.mission.control import MissionError, MissionNotFound, check_resumable
-from agent_k.mission.graph import MissionGraph, build_graph, node_types
+from agent_k.mission.graph import MissionGraph, build_graph, graph_fingerprint, node_types
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.liveness import heartbeat, owner_is_dead_here, process_owner
 from agent_k.mission.nodes import PHASE_NODES, PhaseNode
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
 ROUTING_STEPS = frozenset({"resume_router", "resume_at"})
+WEBHOOK_WAIT_S = 15.0
+"""How long a stopping mission waits for its webhook's receiver before leaving the delivery to the workers."""
 
 
 class _StepFailed(Exception):
@@ -104,6 +107,7 @@ class MissionRunner:
         """The phase contract the graph is checked against and every transition is held to."""
         self.graph: MissionGraph = build_graph(phases, contract)
         self.node_types = node_types(phases)
+        self.fingerprint = graph_fingerprint(phases)
         self.on_event = on_event
         self.evaluator = evaluator or LocalEvaluator(settings.parallel_evaluations)
         self.owner = owner or process_owner()
@@ -139,16 +143,33 @@ class MissionRunner:
             await self._claim(mission_id)
             setup = _Setup(platform, http, sandbox)
             if snapshot is None:
+                await self._record_version(mission_id)
                 state = MissionSpec.from_row(row).initial_state()
                 return await self._drive(state, self.phases[0](), None, 1, setup)
-            state = MissionState.model_validate_json(snapshot.state_json)
-            node = TypeAdapter(self.node_types[snapshot.node_kind]).validate_json(snapshot.node_json)
+            try:
+                restored = versions.restore(row, snapshot, self.node_types, self.fingerprint)
+            except versions.IncompatibleVersion as exc:
+                await asyncio.to_thread(versions.stop_incompatible, self.store, row, str(exc))
+                raise
+            await self._record_version(mission_id)
+            state, node = restored.state, restored.node
+            if snapshot.status == StepStatus.forked:  # a fork's first step: nothing of it ran yet
+                return await self._drive(state, node, None, snapshot.seq + 1, setup)
             lifecycle.charge_lost_time(state, node.phase, row, snapshot, clock=self.settings.budget_clock)
             if snapshot.status == StepStatus.running:
                 await asyncio.to_thread(
                     self.store.end_step, snapshot.id or 0, StepStatus.interrupted, "the process running this step died"
                 )
-            return await self._drive(state, node, snapshot.seq, snapshot.seq + 1, setup)
+            notes = [restored.note] if restored.note else []
+            return await self._drive(state, node, snapshot.seq, snapshot.seq + 1, setup, notes)
+
+    async def _record_version(self, mission_id: str) -> None:
+        await asyncio.to_thread(
+            self.store.update_mission,
+            mission_id,
+            code_version=versions.code_version(),
+            graph_fingerprint=self.fingerprint,
+        )
 
     def _sandbox(self, mission_id: str) -> SandboxChoice:
         try:
@@ -181,12 +202,19 @@ class MissionRunner:
     # -- the loop ----------------------------------------------------------------------------------
 
     async def _drive(
-        self, state: MissionState, start: PhaseNode, resumed_from: int | None, next_seq: int, setup: _Setup
+        self,
+        state: MissionState,
+        start: PhaseNode,
+        resumed_from: int | None,
+        next_seq: int,
+        setup: _Setup,
+        notes: list[str] | None = None,
     ) -> MissionResult:
         scrub = collect(self.settings)
         emitter = await EventEmitter.open(self.store, state.mission_id, scrub)
         if self.on_event is not None:
             emitter.subscribe(self.on_event)
+        emitter.subscribe(lambda event: webhooks.owe_for(self.store, event.mission_id, event.seq, event.type))
         mission_dir = self.settings.missions_dir / state.mission_id
         mission_dir.mkdir(parents=True, exist_ok=True)
         clock = BudgetClock(state.budget, deadlines(self.contract))
@@ -197,7 +225,11 @@ class MissionRunner:
             resumed_from_seq=resumed_from,
         )
         await emitter.emit(started)
-        for warning in [*sandbox_warnings(setup.sandbox, state), *analyse(self.contract).suppressed_lines()]:
+        for warning in [
+            *(notes or []),
+            *sandbox_warnings(setup.sandbox, state),
+            *analyse(self.contract).suppressed_lines(),
+        ]:
             await emitter.emit(Log(level="warning", message=warning))
         main, self._cancel_requested = asyncio.current_task(), False
 
@@ -227,6 +259,7 @@ class MissionRunner:
             async with heartbeat(self.store, owner, ttl, state=state, clock=clock, emitter=emitter, on_cancel=cancel):
                 result = await self._iterate(state, ctx, start, next_seq)
             ctx.mission_span.set_attribute("status", result.status)
+            await self._send_webhooks(state.mission_id, setup.http)
             return result
         finally:
             tracing.finish(ctx.phase_span)
@@ -285,6 +318,13 @@ class MissionRunner:
                 await asyncio.to_thread(self.store.end_step, failure.snapshot_id, StepStatus.failed, error)
             detail = f"{type(failure.error).__name__}: {failure.error}"
             return await lifecycle.fail(state, ctx, None, "node_error", detail)
+
+    async def _send_webhooks(self, mission_id: str, http: httpx.AsyncClient) -> None:
+        """What the mission owes its webhook now that it stopped; a receiver that fails is left to the workers."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(
+                webhooks.deliver_due(self.store, self.settings, mission_id=mission_id, http=http), 15
+            )
 
     async def _stopped_at_the_limit(
         self, state: MissionState, ctx: GraphContext, snapshot_id: int | None, seq: int, stopped: PhaseNode

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
-SCHEMA_REVISION = "0008"
+SCHEMA_REVISION = "0009"
 """The Alembic head this code expects; a test keeps it equal to the migrations' head."""
 
 

@@ -39,6 +39,16 @@ class MissionRow(SQLModel, table=True):
     """Set by a cancel while a worker holds the mission; its heartbeat sees it and stops the run."""
     tool_filter: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     """A JSON list of the agent tools an operator removed from this mission (never more than the contract has)."""
+    parent_id: str | None = Field(default=None, index=True, max_length=64)
+    """The mission this one was forked from (`agent-k fork`), if it was."""
+    forked_from_seq: int | None = None
+    """The parent's snapshot (its seq) this fork started from."""
+    code_version: str | None = Field(default=None, max_length=64)
+    """The agent-k version that last ran it."""
+    graph_fingerprint: str | None = Field(default=None, max_length=64)
+    """A digest of the graph's nodes and edges it last ran under: a resume under another graph checks it."""
+    collected_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
+    """When retention last removed files of this mission (`agent-k gc`)."""
 
 
 class SnapshotRow(SQLModel, table=True):
@@ -123,3 +133,24 @@ class WorkerRow(SQLModel, table=True):
     seen_at: datetime = Field(sa_column=_timestamp())
     expires_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
     """Its last sign of life plus its lease: past this, the worker counts as gone."""
+
+
+class WebhookDeliveryRow(SQLModel, table=True):
+    """One terminal or approval event owed to a mission's webhook: pending until its receiver answers 2xx
+    (delivered), or until it has been tried too often (failed). Written with the event's seq, so a runner that
+    dies before sending leaves it for a worker."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (UniqueConstraint("mission_id", "event_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    mission_id: str = Field(foreign_key="missions.id", index=True, max_length=64)
+    event_seq: int
+    event_type: str = Field(max_length=64)
+    url: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = Field(index=True, max_length=16)
+    attempts: int = 0
+    last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(sa_column=_timestamp())
+    next_attempt_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
+    delivered_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))

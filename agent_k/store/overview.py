@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, update
+from sqlalchemy import and_, delete, func, or_, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
@@ -21,6 +21,8 @@ from agent_k.store.status import MissionStatus
 
 LIVE_WORKER_S = 30.0
 """How long a worker row without an expiry of its own (written before migration 0007) counts as alive."""
+DEAD_WORKER_KEPT_S = 300.0
+"""How long a dead worker's row stays visible (as gone) before a live worker's heartbeat removes it."""
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,21 @@ def figures(store: Store, now: datetime | None = None) -> Figures:
 
 
 def touch_worker(store: Store, worker_id: str, started_at: datetime, lease_ttl: float) -> None:
-    """Record that the worker is alive, until `lease_ttl` from now (its row is made on the first touch)."""
+    """Record that the worker is alive, until `lease_ttl` from now (its row is made on the first touch), and
+    forget workers gone for over DEAD_WORKER_KEPT_S (killed: they could not remove their own row)."""
     now = utcnow()
     expires = now + timedelta(seconds=lease_ttl)
     with Session(store.engine) as session:
+        session.execute(
+            delete(WorkerRow).where(
+                col(WorkerRow.id) != worker_id,
+                col(WorkerRow.seen_at) < now - timedelta(seconds=DEAD_WORKER_KEPT_S),
+                or_(
+                    col(WorkerRow.expires_at).is_(None),
+                    col(WorkerRow.expires_at) < now - timedelta(seconds=DEAD_WORKER_KEPT_S),
+                ),
+            )
+        )
         touched = session.execute(
             update(WorkerRow).where(col(WorkerRow.id) == worker_id).values(seen_at=now, expires_at=expires)
         )

@@ -28,6 +28,8 @@ class StepStatus(StrEnum):
     """Its process died; the step re-runs from the snapshot."""
     waiting = "waiting"
     """Parked at the approval gate."""
+    forked = "forked"
+    """A fork's first snapshot: its parent's state where the fork starts; the fork's first step runs from it."""
 
 
 class CandidateStatus(StrEnum):
@@ -41,6 +43,8 @@ TERMINAL: frozenset[MissionStatus] = frozenset({MissionStatus.succeeded, Mission
 UNFINISHED: frozenset[MissionStatus] = frozenset(MissionStatus) - TERMINAL
 CLAIMABLE: frozenset[MissionStatus] = frozenset({MissionStatus.queued, MissionStatus.running})
 """What a worker may claim: queued, or running under a lease that expired (its process died)."""
-RESUMABLE_FAILURES: frozenset[str] = frozenset({"node_error", "submission_failed", "submission_quota_exhausted"})
+RESUMABLE_FAILURES: frozenset[str] = frozenset(
+    {"node_error", "submission_failed", "submission_quota_exhausted", "incompatible_version"}
+)
 """Failure reasons worth another try: a node that raised or a platform that kept failing (maybe a transient
-fault), a quota that resets daily."""
+fault), a quota that resets daily, a snapshot that the code which wrote it can still continue."""

@@ -71,16 +71,20 @@ window.AgentK = window.AgentK || {};
       if (event.seq <= this.lastSeq) return false;
       this.lastSeq = event.seq;
       this.events.push(event);
-      const ts = Date.parse(event.ts);
+      const ts = Date.parse(event.ts), before = this.lastTs;
       this.lastTs = ts;
       this.receivedAt = Date.now();
       if (this.start === null) this.start = ts;
       const d = event.data, phase = event.phase;
       switch (event.type) {
-        case "mission.started": this.status = "running"; break;
+        case "mission.started":
+          this.status = "running";
+          this.ended = false;
+          if (d.resumed_from_seq !== null && d.resumed_from_seq !== undefined) this.takeOver(ts, before);
+          break;
         case "approval.requested": this.status = "awaiting_approval"; break;
         case "approval.granted": this.status = "running"; break;
-        case "mission.completed": this.status = "succeeded"; this.result = d; break;
+        case "mission.completed": this.status = "succeeded"; this.result = { ...(this.result || {}), ...d }; break;
         case "mission.failed": this.status = "failed"; this.failure = `${d.reason}${d.error ? `: ${d.error}` : ""}`; break;
         case "mission.cancelled": this.status = "cancelled"; break;
         case "competition.selected": this.maximize = d.maximize; this.metric = d.metric; break;
@@ -114,6 +118,16 @@ window.AgentK = window.AgentK || {};
         for (const segment of this.segments) if (segment.end === null) { segment.end = ts; segment.outcome = "stopped"; }
       }
       return true;
+    }
+
+    /* A resumed run (a takeover after a worker died, or a resume after a cancel) continues the step it was in:
+       the old segment ends at the last event before the gap, and the phase goes on in a new segment, so the
+       time no process ran it is not drawn as phase time. */
+    takeOver(ts, before) {
+      const last = this.segments[this.segments.length - 1];
+      if (!last || last.outcome === "completed") return;
+      if (last.end === null) { last.end = before === null ? ts : before; last.outcome = "interrupted"; }
+      this.segments.push({ phase: last.phase, start: ts, end: null, budget: last.budget, outcome: "running" });
     }
 
     row(phase) { return (this.ledger[phase] = this.ledger[phase] || { allowance: null, used: null, requests: 0, tokens: 0 }); }
@@ -331,7 +345,7 @@ window.AgentK = window.AgentK || {};
       ];
       const list = [];
       for (const [name, value] of items) list.push(node("dt", { text: name }), node("dd", { "data-field": name, text: value }));
-      if (this.live && r.submission_path) {
+      if (this.live && (r.submission_path || this.mission.status === "succeeded")) {
         list.push(node("dt", { text: "files" }), node("dd", {},
           node("a", { href: `/missions/${encodeURIComponent(id)}/artifacts/solution.py`, text: "solution.py" }), " ",
           node("a", { href: `/missions/${encodeURIComponent(id)}/artifacts/submission.csv`, text: "submission.csv" })));
@@ -399,9 +413,11 @@ window.AgentK = window.AgentK || {};
     const take = (message) => {
       const event = JSON.parse(message.data);
       if (mission.add(event)) page.schedule();
-      if (mission.ended) source.close();
     };
     for (const type of TYPES) source.addEventListener(type, take);
+    // The server ends the stream after the mission's last terminal event (an earlier one, before a resume, does
+    // not end it); a stream that closes there is not reopened.
+    source.addEventListener("error", () => { if (mission.ended) source.close(); });
     AgentK.source = source;
   }
 

@@ -43,7 +43,7 @@
     const form = new FormData(event.target), error = document.getElementById("launch-error");
     const payload = {
       competition: form.get("competition"), time_budget: Number(form.get("time_budget")), mode: form.get("mode"),
-      require_approval: form.get("require_approval") === "on",
+      require_approval: form.get("require_approval") === "on", stop_early: form.get("stop_early") === "on",
     };
     const response = await fetch("/missions", {
       method: "POST", credentials: "same-origin", body: JSON.stringify(payload),
