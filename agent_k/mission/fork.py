@@ -98,7 +98,7 @@ def fork_mission(
     snapshot = _phase_start(store, parent_id, phase)
     spec = _fork_spec(MissionSpec.from_row(parent), mission_id or new_mission_id(), time_budget, changes, settings)
     parent_dir, fork_dir = settings.missions_dir / parent_id, settings.missions_dir / spec.mission_id
-    if fork_dir.exists():
+    if store.get_mission(spec.mission_id) is not None:
         raise MissionError(f"mission '{spec.mission_id}' already exists")
     reused = [
         row
@@ -110,8 +110,13 @@ def fork_mission(
     event = MissionForked(
         parent_id=parent_id, phase=phase.value, parent_seq=snapshot.seq, candidates_reused=len(reused)
     )
-    _link_tree(parent_dir, fork_dir, {row.key for row in reused}, phase)
+    settings.missions_dir.mkdir(parents=True, exist_ok=True)
     try:
+        fork_dir.mkdir()  # the folder is ours alone from here: two forks of one id cannot both get it
+    except FileExistsError:
+        raise MissionError(f"mission '{spec.mission_id}' already exists") from None
+    try:
+        _link_tree(parent_dir, fork_dir, {row.key for row in reused}, phase)
         create_fork(
             store,
             MissionRow(
@@ -237,7 +242,6 @@ def _link_tree(parent_dir: Path, fork_dir: Path, candidate_keys: set[str], phase
     """Copy the parent's folder (hard links where possible), less its own outcome, the candidates not reused, and
     what the fork's first phase makes again: a fork at Discovery starts empty, one at Research takes the data
     only (its features are made anew, never written into a file the parent still has)."""
-    fork_dir.mkdir(parents=True)
     if not parent_dir.is_dir() or phase is Phase.discovery:
         return
     order = list(Phase)
