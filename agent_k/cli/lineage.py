@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agent_k.cli.common import fail_input, load_settings, open_store
+from agent_k.cli.common import err_console, fail_input, load_settings, open_store
 from agent_k.cli.run import ExecutorOption, JsonOption, drive
 from agent_k.mission.phases import Phase
 
@@ -59,17 +59,22 @@ def fork(
                 mission_id=fork_id,
                 claimed_by=owner,
             )
+            (forked,) = store.events_after(fork_id, 0, 1)
         except (MissionError, MissionExists) as exc:
             fail_input(str(exc))
         finally:
             store.close()
+        d = json.loads(forked.payload)
+        reused = f"{d['candidates_reused']} candidates reused"
+        line = f"{fork_id}: forked from {mission_id} at {d['phase']} (its step {d['parent_seq']}), {reused}"
+        err_console.print(line, highlight=False, markup=False)
 
     if queue:
         make(None)
         if as_json:
             typer.echo(json.dumps({"mission_id": fork_id, "status": "queued", "parent_id": mission_id}))
         else:
-            typer.echo(f"{fork_id}: forked from {mission_id} at {from_phase.value} and queued for a worker")
+            typer.echo(f"{fork_id}: queued; `agent-k worker` or `agent-k resume {fork_id}` runs it")
         return
     drive(fork_id, settings=settings, as_json=as_json, executor=executor, prepare=lambda runner: make(runner.owner))
 

@@ -21,7 +21,7 @@ def list_missions(
 ) -> None:
     """List missions, newest first."""
     store = open_store(load_settings())
-    table = Table("id", "competition", "status", "mode", "budget", "created")
+    table = Table("id", "competition", "status", "mode", "budget", "created", "forked from")
     for row in store.list_missions(status=status, limit=limit):
         table.add_row(
             row.id,
@@ -30,6 +30,7 @@ def list_missions(
             row.mode,
             f"{row.budget_s:.0f}s",
             row.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            row.parent_id or "-",
         )
     Console().print(table)
 
@@ -61,6 +62,11 @@ def show(
             *(str(record.get(k) or "-") for k in ("phase", "mode", "started", "ended", "outcome", "reason"))
         )
     console.print(history)
+    if document["parent_id"] or document["children"]:
+        parent = f"forked from {document['parent_id']} at its step {document['forked_from_seq']}"
+        forks = f"forks: {', '.join(document['children'])}"
+        lineage = [parent] * bool(document["parent_id"]) + [forks] * bool(document["children"])
+        console.print("; ".join(lineage), highlight=False)
     settings = load_settings()
     page = settings.missions_dir / document["id"] / "report.html"
     console.print(f"report: {page}" if page.is_file() else f"report: agent-k report {document['id']}", highlight=False)
