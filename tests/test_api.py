@@ -102,6 +102,14 @@ def test_unknown_ids_and_bad_queries(api: str) -> None:
     for action in ("cancel", "resume", "approve", "reject"):
         response = httpx.post(f"{api}/missions/nope/{action}", json={})
         assert response.status_code == 404 and "nope" in response.json()["detail"]
+    for path in ("/missions/nope/steps", "/missions/nope/steps/1"):
+        assert httpx.get(api + path).status_code == 404
+    assert httpx.post(f"{api}/missions/nope/fork", json={"from_phase": "evolution"}).status_code == 404
+    refused = httpx.post(f"{api}/missions/nope/fork", json={"from_phase": "evolution", "set": {"budget": 3}})
+    assert (
+        refused.status_code == 422
+        and refused.json()["detail"] == "cannot change budget: Extra inputs are not permitted"
+    )
     assert httpx.get(f"{api}/missions").json()["items"] == [], "a 404 leaves nothing behind"
     assert httpx.get(f"{api}/competitions/nope").status_code == 404
     invalid = httpx.get(f"{api}/missions", params={"limit": 0, "status": "dancing"})

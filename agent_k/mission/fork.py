@@ -37,6 +37,11 @@ SAME_DATA_FROM = Phase.prototype
 hold for it too, not only those made before the fork point."""
 
 
+class InvalidFork(MissionError):
+    """The options asked for cannot be the fork's (an unknown option, a value it cannot take, a mode without a
+    model, a webhook this process cannot sign): the request is wrong, not the parent's state."""
+
+
 class ForkChanges(BaseModel):
     """The options a fork may change; a field left out keeps the parent's value."""
 
@@ -58,7 +63,7 @@ class ForkChanges(BaseModel):
         for pair in pairs:
             key, sep, value = pair.partition("=")
             if not sep:
-                raise MissionError(f"--set takes KEY=VALUE, not {pair!r}")
+                raise InvalidFork(f"--set takes KEY=VALUE, not {pair!r}")
             key = key.strip().replace("-", "_")
             if value.strip().lower() in ("none", "null"):
                 values[key] = None
@@ -75,7 +80,7 @@ class ForkChanges(BaseModel):
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(part) for part in error["loc"]) or "changes"
-            raise MissionError(f"cannot change {where}: {error['msg']}") from None
+            raise InvalidFork(f"cannot change {where}: {error['msg']}") from None
 
 
 def fork_mission(
@@ -174,10 +179,10 @@ def _fork_spec(
         spec = MissionSpec.model_validate(parent.model_dump() | update)
         return spec.model_copy(update={"model": resolve_model(spec.mode, spec.model)})
     except LaunchError as exc:
-        raise MissionError(str(exc)) from None
+        raise InvalidFork(str(exc)) from None
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise MissionError(f"invalid {'.'.join(str(p) for p in error['loc'])}: {error['msg']}") from None
+        raise InvalidFork(f"invalid {'.'.join(str(p) for p in error['loc'])}: {error['msg']}") from None
 
 
 def _start_state(state: MissionState, phase: Phase, spec: MissionSpec) -> MissionState:

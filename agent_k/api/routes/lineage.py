@@ -11,7 +11,7 @@ from agent_k.api.deps import MissionId, SettingsDep, StoreDep
 from agent_k.api.schemas import MissionFork, MissionSummary
 from agent_k.api.security import require_intent
 from agent_k.mission.control import MissionError, MissionNotFound
-from agent_k.mission.fork import ForkChanges, fork_mission
+from agent_k.mission.fork import ForkChanges, InvalidFork, fork_mission
 from agent_k.mission.replay import ReplayStep, StepNotFound, replay_steps, state_at
 from agent_k.store.repository import MissionExists
 
@@ -27,16 +27,15 @@ RESPONSES: dict[int | str, dict[str, Any]] = {404: {"description": "no such miss
     responses={
         **RESPONSES,
         409: {"description": "the mission is still running, never reached that phase, or the id is taken"},
-        422: {"description": "an option that cannot be changed, or a value it cannot take"},
+        422: {
+            "description": "an option that cannot change, a value it cannot take (a mode without a model, a "
+            "webhook without a secret)"
+        },
     },
 )
 async def fork(mission_id: MissionId, body: MissionFork, store: StoreDep, settings: SettingsDep) -> MissionSummary:
     """Queue a new mission that starts from this one's snapshot at `from_phase`, with its findings and its
     archive of candidates (none is evaluated again) and the options in `set` changed; this one is untouched."""
-    try:
-        changes = ForkChanges.checked(body.set)
-    except MissionError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     try:
         spec = await run_in_threadpool(
             fork_mission,
@@ -45,9 +44,11 @@ async def fork(mission_id: MissionId, body: MissionFork, store: StoreDep, settin
             mission_id,
             body.from_phase,
             time_budget=body.time_budget,
-            changes=changes,
+            changes=ForkChanges.checked(body.set),
             mission_id=body.mission_id,
         )
+    except InvalidFork as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     except MissionNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
     except (MissionError, MissionExists) as exc:
