@@ -9,6 +9,7 @@ again: a recipe already in the archive is taken from it (`evaluate_proposals`). 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -111,7 +112,7 @@ def fork_mission(
         if (parent_dir / "candidates" / row.key).is_dir()  # retention may have collected its files
     ]
     state = _start_state(MissionState.model_validate_json(snapshot.state_json), phase, spec)
-    state_json = _moved(state.model_dump_json(), parent_dir, fork_dir)
+    state_json = _moved(state.model_dump_json(), parent_dir, fork_dir, in_json=True)
     event = MissionForked(
         parent_id=parent_id, phase=phase.value, parent_seq=snapshot.seq, candidates_reused=len(reused)
     )
@@ -227,19 +228,17 @@ def _reused_candidates(rows: list[CandidateRow], snapshot: SnapshotRow, phase: P
     return [row for row in rows if row.created_at.replace(tzinfo=None) < started]
 
 
-def _moved(text: str, parent_dir: Path, fork_dir: Path) -> str:
-    """Paths under the parent's folder (its data, its baseline's script) point into the fork's copy."""
-    return text.replace(_json_path(parent_dir), _json_path(fork_dir))
-
-
-def _json_path(folder: Path) -> str:
-    return str(folder).replace("\\", "\\\\") + "/"
+def _moved(text: str, parent_dir: Path, fork_dir: Path, *, in_json: bool = False) -> str:
+    """Paths under the parent's folder (its data, its baseline's script) point into the fork's copy; `in_json`:
+    in JSON text, where a path is written escaped."""
+    old, new = f"{parent_dir}/", f"{fork_dir}/"
+    if in_json:
+        old, new = json.dumps(old)[1:-1], json.dumps(new)[1:-1]
+    return text.replace(old, new)
 
 
 def _moved_row(row: CandidateRow, parent_dir: Path, fork_dir: Path) -> CandidateRow:
-    script = row.script_path
-    if script is not None and script.startswith(f"{parent_dir}/"):
-        script = str(fork_dir / Path(script).relative_to(parent_dir))
+    script = row.script_path and _moved(row.script_path, parent_dir, fork_dir)
     return row.model_copy(update={"script_path": script})
 
 
