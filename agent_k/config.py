@@ -16,6 +16,12 @@ FILE_UMASK = 0o027
 MIN_TIME_BUDGET_S = 1.0
 MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
 """The shortest and the longest mission anyone may ask for, wherever they ask (CLI, API, AGENT_K_TIME_BUDGET)."""
+DEFAULT_TIME_BUDGET_S = 120.0
+TimeBudget = Annotated[
+    float,
+    Field(ge=MIN_TIME_BUDGET_S, le=MAX_TIME_BUDGET_S, allow_inf_nan=False, description="seconds for the whole mission"),
+]
+"""A mission's time budget: every model that holds one (settings, API bodies, the stored spec) uses this type."""
 
 
 BudgetClockKind = Literal["running", "wall"]
@@ -50,7 +56,7 @@ class Settings(BaseSettings):
 
     home: Path = Field(default_factory=lambda: Path.home() / ".agent-k")
     database_url: str | None = None
-    time_budget: float = Field(default=120.0, ge=MIN_TIME_BUDGET_S, le=MAX_TIME_BUDGET_S, allow_inf_nan=False)
+    time_budget: TimeBudget = DEFAULT_TIME_BUDGET_S
     workers: int = Field(default=0, ge=0, description="parallel candidate evaluations; 0 means one per core")
     executor: str | None = Field(default=None, description="'local' or tcp://HOST:PORT of a Dask scheduler")
     candidate_memory_mb: int | None = Field(

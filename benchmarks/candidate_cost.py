@@ -28,6 +28,7 @@ from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import CompetitionData
 from agent_k.ml.executors import DaskEvaluator, Evaluator, LocalEvaluator
 from agent_k.ml.recipes import ModelFamily
+from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
@@ -49,7 +50,9 @@ async def costs(
             for is_warm, evaluator in ((False, cold), (True, warm)):
                 recipe = default_recipe(ModelFamily.linear).model_copy(update={"params": {"C": 1.0 + run / 1000}})
                 started = time.monotonic()
-                result = await evaluator.evaluate(recipe, data, cv, root / f"{is_warm}-{run}", Limits(timeout_s=60))
+                result = await evaluator.evaluate(
+                    EvaluationRequest(recipe, data, cv, root / f"{is_warm}-{run}", Limits(timeout_s=60))
+                )
                 assert result.status == "succeeded", result.error
                 if run:  # the first of each is a warm-up (the warm one starts its worker)
                     times[is_warm].append(time.monotonic() - started)

@@ -31,7 +31,7 @@ from pathlib import Path
 import psutil
 from ml_quality import ratio, run_mission
 
-from agent_k.competition import Competition, MetricName
+from agent_k.competition import Competition
 from agent_k.ml.featurise import FeaturePlan, featurise
 from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
@@ -83,7 +83,7 @@ def many_images(home: Path, count: int) -> Competition:
         train=table.iloc[:half], test=table.iloc[half:].drop(columns="crop_px"), targets=["crop_px"],
         id_column="id", source="benchmark", media="image", files={path: scratch / path for path in table["path"]},
     )  # fmt: skip
-    metric: MetricName = "rmse"
+    metric: str = "rmse"
     return LocalPlatform(home / "competitions").add(f"images-{count}", tables, metric=metric)
 
 

@@ -22,7 +22,7 @@ from agent_k.mission.nodes import PhaseNode
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 
-pytest_plugins = ["tests.browser"]  # the `browser` fixture of the dashboard's tests
+pytest_plugins = ["tests.support.browser"]  # the `browser` fixture of the dashboard's tests
 
 POSTGRES_ENV = "AGENT_K_TEST_POSTGRES_URL"
 REQUIRE_TOOLS_ENV = "AGENT_K_TEST_REQUIRE_TOOLS"

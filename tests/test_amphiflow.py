@@ -1,4 +1,5 @@
-"""Amphiflow (DESIGN §12): the workflow runs every phase, and a failed step gets a scoped repair by an agent.
+"""Amphiflow (docs/architecture.md, "Modes and phase contracts"): the workflow runs every phase, and a failed step gets
+a scoped repair by an agent.
 
 The competition's train file is laid out as a lab export would be: the target first, the id last, and a units
 row under the header. The workflow's templates all crash on it; a scripted repair agent (`FunctionModel`, in

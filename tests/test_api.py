@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.api_client import read_stream, serve
 from tests.conftest import AGENT_K, run_cli
+from tests.support.api_client import read_stream, serve
 
 pytestmark = pytest.mark.slow
 

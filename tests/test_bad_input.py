@@ -15,7 +15,7 @@ from agent_k.api.app import create_app
 from agent_k.config import Settings
 from agent_k.store.repository import Store
 from tests.conftest import run_cli
-from tests.local_server import serving
+from tests.support.local_server import serving
 
 JSON = {"Content-Type": "application/json"}
 

@@ -1,5 +1,5 @@
-"""The phase contract (DESIGN §12): every analysis finding, a suppressed one printed with its reason, and every
-reason a tool is removed for."""
+"""The phase contract (docs/architecture.md, "Modes and phase contracts"): every analysis finding, a suppressed one
+printed with its reason, and every reason a tool is removed for."""
 
 from __future__ import annotations
 

@@ -22,9 +22,9 @@ import httpx
 import pytest
 
 from agent_k.store.repository import Store
-from tests.api_client import free_port, read_stream, running_api
-from tests.browser import Watched
 from tests.conftest import AGENT_K, run_cli
+from tests.support.api_client import free_port, read_stream, running_api
+from tests.support.browser import Watched
 
 pytestmark = pytest.mark.slow
 TOKEN = "dashboard-token-5b1e"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent_k.store.repository import Store
-from tests.browser import Watched
+from tests.support.browser import Watched
 
 pytestmark = pytest.mark.slow
 

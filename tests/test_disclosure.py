@@ -1,6 +1,6 @@
-"""Progressive disclosure (DESIGN §12): what agents read first is a summary, bounded however long the search
-runs; details come one item at a time. (The prompt tokens per Evolver call in a real mission, generation 1
-against 30, are `benchmarks/agent_prompts.py`'s, in docs/benchmarks.md.)"""
+"""Progressive disclosure (docs/architecture.md, "Modes and phase contracts"): what agents read first is a summary,
+bounded however long the search runs; details come one item at a time. (The prompt tokens per Evolver call in a real
+mission, generation 1 against 30, are `benchmarks/agent_prompts.py`'s, in docs/benchmarks.md.)"""
 
 from __future__ import annotations
 

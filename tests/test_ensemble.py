@@ -28,6 +28,7 @@ from agent_k.ml.evaluate import CompetitionData, OutOfFold, check_oof, check_tes
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, load_solution
+from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
 from agent_k.ml.stacking import stack
@@ -176,7 +177,7 @@ def test_a_candidate_whose_full_cv_would_not_end_in_time_is_not_run_after_its_sc
     data = CompetitionData.load(spec, home / "competitions" / "wine" / "public")
     recipe, ten_folds = default_recipe(ModelFamily.extra_trees), CVScheme(kind="stratified_kfold", n_folds=10)
     cold = LocalEvaluator(1, warm=False)  # the fold measured and the screen cost the same
-    measured = cold.evaluate(recipe, data, ten_folds, tmp_path / "measured", LIMITS, folds=1)
+    measured = cold.evaluate(EvaluationRequest(recipe, data, ten_folds, tmp_path / "measured", LIMITS, folds=1))
     limits = Limits(timeout_s=3 * asyncio.run(measured).runtime_s)  # room for its screen, not for ten folds
     passing = Screen(folds=1, threshold=0.0)
     result, outcome = asyncio.run(screen_then_evaluate(cold, recipe, data, ten_folds, tmp_path / "c", limits, passing))

@@ -15,6 +15,7 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.ml.evaluate import CompetitionData
 from agent_k.ml.executors import DaskEvaluator, ExecutorError, LocalEvaluator, make_evaluator
 from agent_k.ml.recipes import ModelFamily
+from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits, bwrap_problem
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
@@ -77,9 +78,15 @@ def test_candidates_on_a_dask_worker_run_in_its_warm_pool(home: Path, tmp_path: 
         results = []
         for c in (0.5, 1.0, 2.0):
             recipe = default_recipe(ModelFamily.linear).model_copy(update={"params": {"C": c}})
-            results.append(asyncio.run(evaluator.evaluate(recipe, data, cv, tmp_path / str(c), Limits(timeout_s=60))))
+            results.append(
+                asyncio.run(
+                    evaluator.evaluate(EvaluationRequest(recipe, data, cv, tmp_path / str(c), Limits(timeout_s=60)))
+                )
+            )
         cold = DaskEvaluator(cluster.scheduler_address, warm=False)  # the same worker, asked to start cold
-        results.append(asyncio.run(cold.evaluate(recipe, data, cv, tmp_path / "cold", Limits(timeout_s=60))))
+        results.append(
+            asyncio.run(cold.evaluate(EvaluationRequest(recipe, data, cv, tmp_path / "cold", Limits(timeout_s=60))))
+        )
         with Client(cluster.scheduler_address) as observer:
             started = observer.run(lambda dask_worker: dask_worker.plugins[PLUGIN].pool.started)
             jobs = observer.run(lambda dask_worker: dask_worker.plugins[PLUGIN].pool.jobs)

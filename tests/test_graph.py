@@ -1,4 +1,5 @@
-"""Graph validation (DESIGN §2, §12): the phase contract is analysed, and every node agrees with it."""
+"""Graph validation (docs/architecture.md, "The graph"): the phase contract is analysed, and every node agrees
+with it."""
 
 from __future__ import annotations
 

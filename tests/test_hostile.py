@@ -1,5 +1,5 @@
-"""Hostile candidates (DESIGN §8): code a model was told to write to cheat, steal, tamper or hang, run through
-the real evaluation path of the Evolver's scripts (`evaluate_solution` → the harness → the sandbox).
+"""Hostile candidates (docs/architecture.md, "Sandbox"): code a model was told to write to cheat, steal, tamper or hang,
+run through the real evaluation path of the Evolver's scripts (`evaluate_solution` → the harness → the sandbox).
 
 In bubblewrap every attack is contained (the candidate fails or runs without effect; the runner goes on). With
 only the basic sandbox (`AGENT_K_SANDBOX=basic`) model-written code is refused, saying why.
@@ -27,14 +27,14 @@ from agent_k.mission.launch import MissionSpec
 from agent_k.mission.phases import Mode
 from agent_k.mission.runner import MissionRunner
 from agent_k.ml.evaluate import CompetitionData, Evaluation
-from agent_k.ml.executors import evaluate_solution
 from agent_k.ml.recipes import Script
+from agent_k.ml.requests import EvaluationRequest, evaluate_solution
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.sandbox.cgroups import available
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import wait_until_gone
-from tests.hostile_evolver import hostile_evolver
+from tests.support.hostile_evolver import hostile_evolver
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 SECRET_NAMES = ("KAGGLE_KEY", "OPENAI_API_KEY", "AGENT_K_API_TOKEN", "KAGGLE_API_TOKEN")
@@ -91,7 +91,7 @@ def _attack(target: Target, tmp_path: Path, code: str, sandbox: str, **limits: o
     workdir = tmp_path / "candidate"
     settings = {"timeout_s": 60, "sandbox": sandbox, **limits}
     evaluation = asyncio.run(
-        evaluate_solution(script, _data(target.home), CV, workdir, Limits(**settings), folds=1)  # type: ignore[arg-type]
+        evaluate_solution(EvaluationRequest(script, _data(target.home), CV, workdir, Limits(**settings), folds=1))  # type: ignore[arg-type]
     )
     log = workdir / "fold0" / "stdout.log"
     return evaluation, log.read_text() if log.exists() else ""

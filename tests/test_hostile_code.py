@@ -26,8 +26,8 @@ from agent_k.mission.launch import MissionSpec
 from agent_k.mission.phases import Mode
 from agent_k.mission.runner import MissionRunner
 from agent_k.ml.evaluate import CompetitionData
-from agent_k.ml.executors import evaluate_solution
 from agent_k.ml.recipes import ModelFamily, Script
+from agent_k.ml.requests import EvaluationRequest, evaluate_solution
 from agent_k.ml.sandbox import Job, Limits, bwrap_problem
 from agent_k.ml.sandbox.identity import sandbox_identity
 from agent_k.ml.sandbox.warm import WarmPool
@@ -36,7 +36,7 @@ from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import UserTables
 from agent_k.store.repository import Store
 from tests.conftest import need_tool
-from tests.hostile_evolver import hostile_evolver
+from tests.support.hostile_evolver import hostile_evolver
 
 MARKER = f"AGENT-K-INJECTED-{uuid.uuid4().hex[:8]}"
 HOSTILE_COLUMN = f'user_k"""\n__import__("builtins").print("{MARKER}")\n"""'
@@ -198,8 +198,8 @@ def test_the_basic_sandbox_of_a_root_runner_runs_candidates_as_the_sandbox_user(
     """)
     limits = Limits(timeout_s=60, sandbox="basic", allow_unsandboxed_code=True)
     evaluation = asyncio.run(
-        evaluate_solution(Script(source=probe, note="probe"), data, CVScheme(kind="stratified_kfold", n_folds=3),
-                          tmp_path / "c", limits, folds=1)
+        evaluate_solution(EvaluationRequest(Script(source=probe, note="probe"), data,
+                          CVScheme(kind="stratified_kfold", n_folds=3), tmp_path / "c", limits, folds=1))
     )  # fmt: skip
     assert evaluation.status == "succeeded", evaluation.error
     line = next(x for x in (tmp_path / "c" / "fold0" / "stdout.log").read_text().splitlines() if x.startswith("REPORT"))

@@ -1,7 +1,7 @@
 """Hostile candidates against a runner that is root (CI runs as root; so do most containers and VMs).
 
-One runner process (`tests.hostile_runner`) evaluates each attack of `tests.hostile_attacks` as the Evolver's
-script, in bubblewrap, then six 131,072-column headers with an honest script queued behind them. Each attack
+One runner process (`tests.support.hostile_runner`) evaluates each attack of `tests.support.hostile_attacks` as the
+Evolver's script, in bubblewrap, then six 131,072-column headers with an honest script queued behind them. Each attack
 must be refused or contained, the runner's peak memory must stay under 500 MB, the honest script must start
 within 5 s of its turn, and the runner must return.
 """
@@ -44,7 +44,7 @@ def attacked(competition_cache: Path, tmp_path_factory: pytest.TempPathFactory) 
     pattern = CORE_PATTERN.read_text()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "tests.hostile_runner", str(home), str(work)],
+            [sys.executable, "-m", "tests.support.hostile_runner", str(home), str(work)],
             cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
         after = CORE_PATTERN.read_text()

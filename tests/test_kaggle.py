@@ -17,7 +17,7 @@ import httpx
 import numpy as np
 import pytest
 
-from agent_k.competition import TaskType
+from agent_k.competition import TaskType, metric_named
 from agent_k.platforms.archive import UnsafeArchive, safe_extract
 from agent_k.platforms.base import CompetitionNotFound, Submission, SubmissionStatus
 from agent_k.platforms.kaggle import (
@@ -35,8 +35,8 @@ from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.ranking import team_standing
 from agent_k.platforms.submissions import QuotaExhausted, check_quota, daily_limit, wait_for_score
 from tests.conftest import need_tool
-from tests.fake_kaggle import FakeKaggle
-from tests.local_server import serving
+from tests.support.fake_kaggle import FakeKaggle
+from tests.support.local_server import serving
 
 MiB = 2**20
 
@@ -198,10 +198,10 @@ def test_data_submission_scoring_and_rank_through_the_api(
             board = await kaggle.leaderboard("penguins")
             ours = next(e.public_score for e in board if e.team == fake.team)
             assert ours == pytest.approx(scored.public_score) and all(e.private_score is None for e in board)
-            place = team_standing(board, fake.team, maximize=True)
+            place = team_standing(board, fake.team, metric_named("auc"))
             better = [e for e in board if e.public_score is not None and ours is not None and e.public_score > ours]
             assert place is not None and (place.rank, place.teams) == (1 + len(better), len(board))
-            assert team_standing(board, fake.username, maximize=True) is None  # found by team name only
+            assert team_standing(board, fake.username, metric_named("auc")) is None  # found by team name only
 
     asyncio.run(scenario())
 

@@ -16,8 +16,8 @@ from agent_k.config import Settings
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import run_cli
-from tests.fake_kaggle import FakeKaggle
-from tests.local_server import serving
+from tests.support.fake_kaggle import FakeKaggle
+from tests.support.local_server import serving
 
 SIGKILL_EXIT = -9
 

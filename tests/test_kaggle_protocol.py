@@ -25,8 +25,8 @@ from agent_k.platforms.kaggle import (
 )
 from agent_k.platforms.kaggle.layout import UnsupportedCompetition
 from agent_k.platforms.local import LocalPlatform
-from tests.fake_kaggle import FakeKaggle
-from tests.local_server import serving
+from tests.support.fake_kaggle import FakeKaggle
+from tests.support.local_server import serving
 
 
 @pytest.fixture

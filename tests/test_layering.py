@@ -1,5 +1,5 @@
-"""The package layering of DESIGN §1, read from the code's own imports (every `import`, including the ones
-inside functions and `TYPE_CHECKING` blocks, which would otherwise hide an edge)."""
+"""The package layering (docs/architecture.md, "Packages and layering"), read from the code's own imports (every
+`import`, including the ones inside functions and `TYPE_CHECKING` blocks, which would otherwise hide an edge)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ LAYERS = (
     ("mission",),
     ("ml", "platforms"),
     ("competition", "store", "events", "media"),
-    ("config", "secrets", "llm", "tracing", "_blocking", "_failpoints"),
+    ("config", "secrets", "llm", "tracing", "_blocking", "_failpoints", "_declarations"),
 )
 """Top to bottom: a package may import the floors below it, and its own floor where no cycle results."""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.fake_openai import FakeOpenAI, serving
+from tests.support.fake_openai import FakeOpenAI, serving
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from tests.api_client import running_api
+from tests.support.api_client import running_api
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,5 @@
-"""The local platform (DESIGN §6): Kaggle-style files, hidden labels, scoring, leaderboard, validation."""
+"""The local platform (docs/architecture.md, "Local platform"): Kaggle-style files, hidden labels, scoring, leaderboard,
+validation."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agent_k.competition import InvalidSubmission
+from agent_k.competition import InvalidSubmission, metric_named
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.references import MAX_ONE_HOT_LEVELS, make_preprocessor
 from agent_k.platforms.ranking import medal_positions, standing
@@ -51,7 +52,7 @@ def test_a_perfect_submission_scores_perfectly_and_ranks_first(platform: LocalPl
     board = asyncio.run(platform.leaderboard("penguins"))
     others = [e.private_score for e in board if e.reference]
     assert len(others) >= 10 and all(s is not None for s in others)
-    assert standing(1.0, [s for s in others if s is not None], maximize=True).rank == 1
+    assert standing(1.0, [s for s in others if s is not None], metric_named("auc")).rank == 1
 
 
 def test_submit_is_idempotent_per_key(platform: LocalPlatform, tmp_path: Path) -> None:
@@ -107,15 +108,15 @@ def test_medal_positions_follow_the_kaggle_thresholds() -> None:
 
 def test_standing_ranks_percentile_and_medal() -> None:
     others = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0]
-    assert standing(0.95, others, maximize=True).model_dump() == {
+    assert standing(0.95, others, metric_named("auc")).model_dump() == {
         "rank": 1,
         "teams": 11,
         "percentile": 100.0,
         "medal": "gold",
     }
-    assert standing(0.75, others, maximize=True).medal == "bronze"  # third place of eleven: top 40%
-    assert standing(0.05, others, maximize=True).medal is None
-    assert standing(0.05, [1.0, 2.0], maximize=False).rank == 1  # lower is better
+    assert standing(0.75, others, metric_named("auc")).medal == "bronze"  # third place of eleven: top 40%
+    assert standing(0.05, others, metric_named("auc")).medal is None
+    assert standing(0.05, [1.0, 2.0], metric_named("rmse")).rank == 1  # lower is better
 
 
 def test_add_with_a_missing_target_exits_2_and_writes_nothing(home: Path, tmp_path: Path) -> None:

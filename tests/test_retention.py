@@ -30,8 +30,8 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.models import MissionRow, utcnow
 from agent_k.store.repository import Store
-from tests.api_client import read_stream, running_api
 from tests.conftest import AGENT_K, run_cli
+from tests.support.api_client import read_stream, running_api
 from tests.support.homes import copy_mission
 
 pytestmark = pytest.mark.slow

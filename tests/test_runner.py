@@ -1,18 +1,17 @@
-"""The durable runner (DESIGN §3): checkpoints, events, the illegal-transition guard, failure and resume.
-Each test runs on real SQLite and on real PostgreSQL."""
+"""The durable runner (docs/architecture.md, "Durable runner"): checkpoints, events, the illegal-transition guard,
+failure and resume. Each test runs on real SQLite and on real PostgreSQL."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from pydantic_graph import End
 
 from agent_k.competition import Criteria
-from agent_k.competition.research import CVScheme
 from agent_k.config import Settings
 from agent_k.mission.control import MissionError
 from agent_k.mission.launch import MissionSpec
@@ -21,9 +20,10 @@ from agent_k.mission.nodes.base import PhaseContext
 from agent_k.mission.phases import Phase
 from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import MissionResult
-from agent_k.ml.evaluate import CompetitionData, Evaluation
+from agent_k.ml.evaluate import Evaluation
 from agent_k.ml.executors import LocalEvaluator
-from agent_k.ml.recipes import ModelFamily, Recipe, Solution
+from agent_k.ml.recipes import ModelFamily, Recipe
+from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
@@ -162,24 +162,14 @@ class HostileEvaluator(LocalEvaluator):
     a parameter outside the search space (refused before rendering), extra-trees run past a 0.3-second limit in
     the sandbox."""
 
-    async def evaluate(
-        self,
-        solution: Solution,
-        data: CompetitionData,
-        cv: CVScheme,
-        workdir: Path,
-        limits: Limits,
-        *,
-        folds: int | None = None,
-        rows: int | None = None,
-        cv_only: bool = False,
-    ) -> Evaluation:
+    async def evaluate(self, request: EvaluationRequest) -> Evaluation:
+        solution = request.solution
         if isinstance(solution, Recipe) and solution.family is ModelFamily.linear:
-            solution = solution.model_copy(update={"params": {"C": -1.0}})
+            request = replace(request, solution=solution.model_copy(update={"params": {"C": -1.0}}))
         if isinstance(solution, Recipe) and solution.family is ModelFamily.extra_trees:
-            solution = solution.model_copy(update={"params": {**solution.params, "n_estimators": 500}})
-            limits = Limits(timeout_s=0.3)
-        return await super().evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only)
+            sabotaged = solution.model_copy(update={"params": {**solution.params, "n_estimators": 500}})
+            request = replace(request, solution=sabotaged, limits=Limits(timeout_s=0.3))
+        return await super().evaluate(request)
 
 
 def test_a_mission_succeeds_when_some_candidates_fail(home: Path, tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""The candidate sandbox (DESIGN §8), in bubblewrap and in the basic isolation: timeouts kill everything, the
-environment is scrubbed, there is no network, memory and tasks are capped, outputs come back safely. The
+"""The candidate sandbox (docs/architecture.md, "Sandbox"), in bubblewrap and in the basic isolation: timeouts kill
+everything, the environment is scrubbed, there is no network, memory and tasks are capped, outputs come back safely. The
 hostile candidates of `test_hostile.py` go further."""
 
 from __future__ import annotations

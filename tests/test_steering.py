@@ -1,7 +1,7 @@
-"""Steering agents with messages (DESIGN §12), with scripted models (`FunctionModel` in place of the LLM): a
-saturated Scientist is nudged and then acts; the 80% budget nudge reaches the model; an Evolver answer asking
-for two phase outcomes is blocked and asked again; shadow mode records what it would remove and removes
-nothing; and an operator narrows and widens a mission's tools over the HTTP API."""
+"""Steering agents with messages (docs/architecture.md, "Modes and phase contracts"), with scripted models
+(`FunctionModel` in place of the LLM): a saturated Scientist is nudged and then acts; the 80% budget nudge reaches the
+model; an Evolver answer asking for two phase outcomes is blocked and asked again; shadow mode records what it would
+remove and removes nothing; and an operator narrows and widens a mission's tools over the HTTP API."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import MissionResult
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
-from tests.api_client import serve
+from tests.support.api_client import serve
 
 PLAN = {"findings": ["acted after the nudge"], "model_families": ["linear"], "drop_columns": []}
 Respond = Callable[[list[ModelMessage], AgentInfo], ModelResponse]

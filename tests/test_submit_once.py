@@ -1,6 +1,6 @@
-"""Exactly once per mission (DESIGN §3): two missions that write the same file each submit their own, on the
-local platform and on Kaggle (the fake server), on SQLite and on PostgreSQL; when Kaggle's own daily quota
-refuses one, the mission says so and keeps its file. (Re-runs adopting their own submission after a `kill -9`:
+"""Exactly once per mission (docs/architecture.md, "Durable runner"): two missions that write the same file each submit
+their own, on the local platform and on Kaggle (the fake server), on SQLite and on PostgreSQL; when Kaggle's own daily
+quota refuses one, the mission says so and keeps its file. (Re-runs adopting their own submission after a `kill -9`:
 `test_cli_e2e.py` and `test_kaggle_mission.py`.)"""
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from agent_k.mission.state import MissionResult
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import contract_for
-from tests.fake_kaggle import FakeKaggle
-from tests.local_server import serving
+from tests.support.fake_kaggle import FakeKaggle
+from tests.support.local_server import serving
 
 KAGGLE_DAILY_LIMIT = 2
 

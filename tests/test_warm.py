@@ -15,6 +15,7 @@ from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.recipes import ModelFamily, Script
 from agent_k.ml.render import render_solution
+from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits, bwrap_problem
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
@@ -37,7 +38,9 @@ def test_warm_runs_score_and_submit_exactly_as_cold_ones(penguins: CompetitionDa
     async def scenario() -> None:
         for recipe in recipes:
             cold = await evaluate(recipe, penguins, CV, tmp_path / "cold" / recipe.key, Limits(timeout_s=120))
-            warm = await evaluator.evaluate(recipe, penguins, CV, tmp_path / "warm" / recipe.key, Limits(timeout_s=120))
+            warm = await evaluator.evaluate(
+                EvaluationRequest(recipe, penguins, CV, tmp_path / "warm" / recipe.key, Limits(timeout_s=120))
+            )
             assert (warm.status, warm.fold_scores) == (cold.status, cold.fold_scores), warm.error
             assert warm.submission_path is not None and cold.submission_path is not None
             assert pd.read_csv(warm.submission_path).equals(pd.read_csv(cold.submission_path))
@@ -59,14 +62,22 @@ def test_a_job_over_its_time_takes_its_worker_down_and_the_next_gets_a_fresh_one
     fine = default_recipe(ModelFamily.linear)
 
     async def scenario() -> None:
-        early = await evaluator.evaluate(fine, penguins, CV, tmp_path / "early", Limits(timeout_s=0.2))
+        early = await evaluator.evaluate(
+            EvaluationRequest(fine, penguins, CV, tmp_path / "early", Limits(timeout_s=0.2))
+        )
         assert early.status == "failed" and early.error == "timed out"
         assert evaluator._pool.started == 0, "its time ended while its worker was still starting"
-        before = await evaluator.evaluate(fine, penguins, CV, tmp_path / "before", Limits(timeout_s=60))
+        before = await evaluator.evaluate(
+            EvaluationRequest(fine, penguins, CV, tmp_path / "before", Limits(timeout_s=60))
+        )
         assert before.status == "succeeded", before.error
-        timed = await evaluator.evaluate(slow, penguins, CV, tmp_path / "slow", Limits(timeout_s=0.5))
+        timed = await evaluator.evaluate(
+            EvaluationRequest(slow, penguins, CV, tmp_path / "slow", Limits(timeout_s=0.5))
+        )
         assert timed.status == "failed" and timed.error == "timed out"
-        after = await evaluator.evaluate(fine, penguins, CV, tmp_path / "after", Limits(timeout_s=60))
+        after = await evaluator.evaluate(
+            EvaluationRequest(fine, penguins, CV, tmp_path / "after", Limits(timeout_s=60))
+        )
         assert after.status == "succeeded", after.error
 
     try:
@@ -82,7 +93,9 @@ def test_a_script_a_model_wrote_never_runs_warm(penguins: CompetitionData, tmp_p
     try:
         result = asyncio.run(
             evaluator.evaluate(
-                Script(source=source, note="edited"), penguins, CV, tmp_path / "s", Limits(timeout_s=120)
+                EvaluationRequest(
+                    Script(source=source, note="edited"), penguins, CV, tmp_path / "s", Limits(timeout_s=120)
+                )
             )
         )
     finally:

@@ -26,8 +26,8 @@ from agent_k.mission.webhooks import deliver_due
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from agent_k.store.webhooks import deliveries
-from tests.api_client import free_port
-from tests.local_server import serving
+from tests.support.api_client import free_port
+from tests.support.local_server import serving
 
 SECRET = "whsec-agentk-test-7f3a"
 

@@ -26,9 +26,9 @@ from agent_k.mission.phases import Mode
 from agent_k.mission.runner import MissionRunner
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
-from tests.api_client import read_stream, running_api, serve
-from tests.browser import Watched, chromium
 from tests.conftest import AGENT_K, run_cli
+from tests.support.api_client import read_stream, running_api, serve
+from tests.support.browser import Watched, chromium
 
 pytestmark = pytest.mark.slow
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
-from agent_k.config import MAX_TIME_BUDGET_S, MIN_TIME_BUDGET_S
+from agent_k.config import TimeBudget
 from agent_k.mission.launch import COMPETITION_ID, MISSION_ID
-from agent_k.mission.phases import Mode, Phase
-from agent_k.platforms import PlatformName
+from agent_k.mission.options import MissionOptions
+from agent_k.mission.phases import Phase
+from agent_k.platforms.registry import PlatformName
 from agent_k.store.status import MissionStatus
 
 
@@ -74,38 +75,16 @@ class MissionDetail(MissionSummary):
     """Its webhook deliveries (endings, approval requests) and how each went."""
 
 
-class MissionCreate(BaseModel):
-    """A mission to queue; a worker runs it."""
+class MissionCreate(MissionOptions):
+    """A mission to queue; a worker runs it. (`max_cost`, the name this field had first, is still accepted.)"""
 
     model_config = ConfigDict(extra="forbid")
 
     competition: str = Field(pattern=f"^{COMPETITION_ID}$", max_length=100)
-    time_budget: StrictFloat = Field(
-        default=120.0, ge=MIN_TIME_BUDGET_S, le=MAX_TIME_BUDGET_S, allow_inf_nan=False, description="seconds"
-    )
-    mode: Mode = Mode.auto
-    model: str | None = Field(
-        default=None, max_length=200, description="pydantic-ai model string for agent mode [default: AGENT_K_MODEL]"
+    time_budget: Annotated[TimeBudget, Strict()] | None = Field(
+        default=None, description="seconds for the whole mission [default: AGENT_K_TIME_BUDGET]"
     )
     platform: PlatformName = "local"
-    keep_columns: list[Annotated[str, Field(max_length=256)]] = Field(
-        default_factory=list, max_length=1000, description="leakage suspects to keep as features"
-    )
-    require_approval: bool = Field(default=False, description="stop before Submission until approved")
-    max_cost: float | None = Field(
-        default=None, ge=0, allow_inf_nan=False, description="USD the agents may spend (agent mode)"
-    )
-    allow_unsandboxed_code: bool = Field(
-        default=False, description="where bubblewrap cannot run, model-written code may run in the basic sandbox"
-    )
-    stop_early: bool = Field(
-        default=False, description="end Evolution when the search converges instead of spending the whole budget"
-    )
-    webhook_url: str | None = Field(
-        default=None,
-        max_length=2000,
-        description="where its endings and approval requests are POSTed, signed [default: AGENT_K_WEBHOOK_URL]",
-    )
 
 
 class MissionFork(BaseModel):
@@ -114,12 +93,8 @@ class MissionFork(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     from_phase: Phase = Field(description="the phase the fork starts at")
-    time_budget: StrictFloat | None = Field(
-        default=None,
-        ge=MIN_TIME_BUDGET_S,
-        le=MAX_TIME_BUDGET_S,
-        allow_inf_nan=False,
-        description="seconds for the whole fork, the parent's spent ones included [default: the parent's]",
+    time_budget: Annotated[TimeBudget, Strict()] | None = Field(
+        default=None, description="seconds for the whole fork, the parent's spent ones included [default: the parent's]"
     )
     set: dict[str, Any] = Field(
         default_factory=dict,

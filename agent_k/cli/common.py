@@ -29,6 +29,26 @@ def fail_input(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
+def known_metric(value: str | None) -> str | None:
+    """An option's check: a declared metric's name (or nothing), else a usage error naming the known ones."""
+    from agent_k.competition.registry import check_metric_name
+
+    try:
+        return None if value is None else check_metric_name(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def known_platform(value: str | None) -> str | None:
+    """An option's check: a declared platform's name, else a usage error naming the known ones."""
+    from agent_k.platforms.registry import check_platform_name
+
+    try:
+        return None if value is None else check_platform_name(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def load_settings() -> Settings:
     from pydantic import ValidationError
 

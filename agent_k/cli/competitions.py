@@ -10,10 +10,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agent_k.cli.common import EXIT_FAILED, err_console, fail_input, load_settings, local_platform
-from agent_k.competition import MetricName
+from agent_k.cli.common import (
+    EXIT_FAILED,
+    err_console,
+    fail_input,
+    known_metric,
+    known_platform,
+    load_settings,
+    local_platform,
+)
 from agent_k.competition.kinds import TestSplit
-from agent_k.platforms import PlatformName
 
 if TYPE_CHECKING:
     from agent_k.competition import Competition
@@ -24,35 +30,32 @@ app = typer.Typer(help="Browse competitions; add your own to the local platform.
 
 @app.command("list")
 def list_competitions(
-    platform: Annotated[PlatformName, typer.Option(help="local, or kaggle (credentials)")] = "local",
-    search: Annotated[list[str] | None, typer.Option(help="with --platform kaggle: words to search for")] = None,
+    platform: Annotated[str, typer.Option(help="local, or kaggle (credentials)", callback=known_platform)] = "local",
+    search: Annotated[
+        list[str] | None, typer.Option(help="words a remote platform searches for (the local platform lists all)")
+    ] = None,
 ) -> None:
-    """List the built-in and added competitions, or search Kaggle's (those AGENT-K can score)."""
+    """List the built-in and added competitions, or search a platform's (those AGENT-K can score)."""
     settings = load_settings()
-    if platform == "kaggle":
-        table = Table("id", "metric", "daily submissions", "title")
-        for c in _search_kaggle(settings, search or []):
-            table.add_row(c.id, c.metric, str(c.max_daily_submissions or "-"), c.title)
-    else:
-        table = Table("id", "task", "metric", "train", "test", "source")
-        for c in asyncio.run(local_platform(settings).list_competitions()):
-            table.add_row(c.id, c.task.value, c.metric, str(c.n_train), str(c.n_test), c.source)
+    table = Table("id", "task", "metric", "train", "test", "daily submissions", "title")
+    for c in _search(platform, settings, search or []):
+        rows = (str(c.n_train or "-"), str(c.n_test or "-"))
+        table.add_row(c.id, c.task.value, c.metric, *rows, str(c.max_daily_submissions or "-"), c.title)
     Console().print(table)
 
 
-def _search_kaggle(settings: Settings, words: list[str]) -> list[Competition]:
+def _search(platform: str, settings: Settings, words: list[str]) -> list[Competition]:
     import httpx
 
     from agent_k.competition import Criteria
-    from agent_k.platforms.base import PlatformError
-    from agent_k.platforms.factory import open_kaggle
-    from agent_k.platforms.kaggle import CredentialsMissing
+    from agent_k.platforms.base import CredentialsMissing, PlatformError
+    from agent_k.platforms.factory import open_platform
 
     async def search() -> list[Competition]:
         async with httpx.AsyncClient(timeout=30.0) as http:
-            kaggle = open_kaggle(settings, http)
-            found = await kaggle.list_competitions(Criteria(keywords=words))
-            for slug, reason in kaggle.skipped.items():
+            adapter = open_platform(platform, settings, http)
+            found = await adapter.list_competitions(Criteria(keywords=words) if words else None)
+            for slug, reason in getattr(adapter, "skipped", {}).items():
                 err_console.print(f"skipped {slug}: {reason}", highlight=False)
             return found
 
@@ -82,7 +85,7 @@ def show(competition_id: Annotated[str, typer.Argument()]) -> None:
         f"({'higher' if spec.maximize else 'lower'} is better), {spec.n_train} train / {spec.n_test} test rows"
     )
     board = asyncio.run(platform.leaderboard(spec.id))
-    ordered = sorted(board, key=lambda e: e.private_score or 0.0, reverse=spec.maximize)
+    ordered = spec.scored_by.ranked(board, lambda e: e.private_score)
     table = Table("#", "team", "public", "private", title="leaderboard (private score order)")
     for position, entry in enumerate(ordered, 1):
         table.add_row(
@@ -97,7 +100,7 @@ def show(competition_id: Annotated[str, typer.Argument()]) -> None:
 @app.command("add")
 def add(
     name: Annotated[str, typer.Argument(help="id for the new competition (lowercase, digits, dashes)")],
-    metric: Annotated[MetricName, typer.Option(help="how submissions are scored (docs/shapes.md)")],
+    metric: Annotated[str, typer.Option(help="how submissions are scored (docs/shapes.md)", callback=known_metric)],
     train: Annotated[Path | None, typer.Option(help="training table (CSV, TSV, JSON, JSON lines, Parquet)")] = None,
     data: Annotated[
         Path | None, typer.Option(help="instead of --train: a folder laid out as Kaggle's (docs/shapes.md)")
@@ -127,8 +130,9 @@ def add(
     """Add your own competition. With no test table, hidden test rows are split off the training table."""
     import tempfile
 
-    from agent_k.platforms.local.materialise import CompetitionInputError, Hints
+    from agent_k.platforms.local.materialise import Hints
     from agent_k.platforms.local.user_files import from_files, from_folder, hidden_rows
+    from agent_k.platforms.targets import CompetitionInputError
 
     platform = local_platform(load_settings())
     hints = Hints(time_column=time_column, series_keys=tuple(series or ()), group_column=group)

@@ -11,11 +11,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from agent_k.cli.common import EXIT_FAILED, fail_input, load_settings, open_store, start_tracing
+from agent_k.cli.common import (
+    EXIT_FAILED,
+    fail_input,
+    known_metric,
+    known_platform,
+    load_settings,
+    open_store,
+    start_tracing,
+)
 from agent_k.cli.view import MissionView, summary_table
-from agent_k.competition import MetricName, TaskType
+from agent_k.competition import TaskType
 from agent_k.mission.phases import Mode
-from agent_k.platforms import PlatformName
 from agent_k.store.status import MissionStatus
 
 if TYPE_CHECKING:
@@ -108,7 +115,7 @@ def run(
     competition: Annotated[str | None, typer.Option("--competition", "-c", help="competition id")] = None,
     time_budget: Annotated[
         float | None,
-        typer.Option(help="seconds for the whole mission, at least 1, at most 7 days [default: 120]"),
+        typer.Option(help="seconds for the whole mission [default: AGENT_K_TIME_BUDGET]"),
     ] = None,
     mode: Annotated[
         Mode,
@@ -123,13 +130,15 @@ def run(
     max_cost: Annotated[
         float | None, typer.Option(min=0.0, help="USD the agents may spend; then the rest runs as workflow")
     ] = None,
-    platform: Annotated[PlatformName, typer.Option(help="competition platform")] = "local",
+    platform: Annotated[str, typer.Option(help="competition platform", callback=known_platform)] = "local",
     mission_id: Annotated[str | None, typer.Option(help="choose the mission id (default: generated)")] = None,
     keep_columns: Annotated[
         list[str] | None, typer.Option("--keep-columns", help="keep this leakage suspect as a feature")
     ] = None,
     task: Annotated[TaskType | None, typer.Option(help="without --competition: wanted task")] = None,
-    metric: Annotated[MetricName | None, typer.Option(help="without --competition: wanted metric")] = None,
+    metric: Annotated[
+        str | None, typer.Option(help="without --competition: wanted metric", callback=known_metric)
+    ] = None,
     max_rows: Annotated[int | None, typer.Option(min=1, help="without --competition: largest dataset")] = None,
     keyword: Annotated[list[str] | None, typer.Option(help="without --competition: rank by these words")] = None,
     executor: ExecutorOption = None,
@@ -153,25 +162,25 @@ def run(
     from agent_k.mission.launch import LaunchError, MissionRequest, launch_spec
 
     settings = load_settings()
-    request = MissionRequest(
-        competition=competition,
-        task=task,
-        metric=metric,
-        max_rows=max_rows,
-        keywords=keyword or [],
-        mode=mode,
-        model=model,
-        platform=platform,
-        time_budget=time_budget,
-        keep_columns=keep_columns or [],
-        require_approval=require_approval,
-        max_cost_usd=max_cost,
-        allow_unsandboxed_code=allow_unsandboxed_code,
-        stop_early=stop_early,
-        webhook_url=webhook_url,
-        mission_id=mission_id,
-    )
     try:
+        request = MissionRequest.checked(
+            competition=competition,
+            task=task,
+            metric=metric,
+            max_rows=max_rows,
+            keywords=keyword or [],
+            mode=mode,
+            model=model,
+            platform=platform,
+            time_budget=time_budget,
+            keep_columns=keep_columns or [],
+            require_approval=require_approval,
+            max_cost_usd=max_cost,
+            allow_unsandboxed_code=allow_unsandboxed_code,
+            stop_early=stop_early,
+            webhook_url=webhook_url,
+            mission_id=mission_id,
+        )
         spec = asyncio.run(launch_spec(request, settings))
     except LaunchError as exc:
         fail_input(str(exc))

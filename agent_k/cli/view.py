@@ -13,10 +13,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 from rich.table import Table
 
+from agent_k.mission.phases import Phase
+
 if TYPE_CHECKING:
     from agent_k.events.models import Event
 
-PHASES = ("discovery", "research", "prototype", "evolution", "submission")
+PHASES = tuple(phase.value for phase in Phase)
 SYMBOLS = {"pending": "[dim]·[/]", "running": "[yellow]▶[/]", "completed": "[green]✓[/]", "failed": "[red]✗[/]"}
 
 

@@ -10,16 +10,23 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from agent_k.competition.kinds import MAXIMIZED, METRICS, REGRESSION_METRICS, MetricName, PredictionKind, TaskType
+from agent_k.competition.kinds import PredictionKind, TaskType
 
 if TYPE_CHECKING:
     from agent_k.competition import metrics
+    from agent_k.competition.metric import Metric
     from agent_k.competition.models import Competition, Criteria
+    from agent_k.competition.registry import MetricName, declare, metric_named, metric_names
     from agent_k.competition.research import CVScheme, ResearchFindings, TimeStructure
     from agent_k.competition.scores import Medal, Scores
     from agent_k.competition.submission_format import InvalidSubmission
 
 _LAZY = {
+    "Metric": "metric",
+    "MetricName": "registry",
+    "declare": "registry",
+    "metric_named": "registry",
+    "metric_names": "registry",
     "Competition": "models",
     "Criteria": "models",
     "CVScheme": "research",
@@ -31,20 +38,21 @@ _LAZY = {
 }
 
 __all__ = [
-    "MAXIMIZED",
-    "METRICS",
-    "REGRESSION_METRICS",
     "CVScheme",
     "Competition",
     "Criteria",
     "InvalidSubmission",
     "Medal",
+    "Metric",
     "MetricName",
     "PredictionKind",
     "ResearchFindings",
     "Scores",
     "TaskType",
     "TimeStructure",
+    "declare",
+    "metric_named",
+    "metric_names",
     "metrics",
 ]
 

@@ -28,7 +28,8 @@ THRESHOLDS = 255
 
 def fit_rule(metric: str, codes: Array, probabilities: Array, class_values: Array | None = None) -> Rule:
     """The rule that labels `probabilities` (rows x classes) best under `metric`, judged against `codes`
-    (the true classes as 0..K-1). `class_values`: the classes as numbers, for kappa's cut points."""
+    (the true classes as 0..K-1). `class_values`: the classes as numbers, given for an ordinal metric (kappa),
+    whose rule may cut the expected class value."""
     truth = np.asarray(codes, dtype=np.int64)
     matrix = np.asarray(probabilities, dtype=float)
     k = matrix.shape[1]
@@ -37,7 +38,7 @@ def fit_rule(metric: str, codes: Array, probabilities: Array, class_values: Arra
     def quality(labels: Array) -> float:
         return kernel(truth, labels, k)
 
-    if metric == "qwk" and class_values is not None and k > 2:
+    if class_values is not None and k > 2:
         return _fit_cuts(quality, matrix, np.asarray(class_values, dtype=float), truth)
     if k == 2:
         scores = matrix[:, 1]

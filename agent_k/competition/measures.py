@@ -102,6 +102,13 @@ def logloss(y: Array, probabilities: Array) -> float:
     return float(-np.mean(np.log(matrix[np.arange(len(matrix)), _ints(y)])))
 
 
+def macro_auc(codes: Array, matrix: Array) -> float:
+    """The mean one-vs-rest AUC of several classes (those both present and absent in the rows)."""
+    labels, scores = _ints(codes), _floats(matrix)
+    present = [c for c in range(scores.shape[1]) if 0 < (labels == c).sum() < len(labels)]
+    return float(np.mean([auc(labels == c, scores[:, c]) for c in present]))
+
+
 def binary_logloss(y: Array, p: Array) -> float:
     actual, predicted = _floats(y), np.clip(_floats(p), EPS, 1 - EPS)
     return float(-np.mean(actual * np.log(predicted) + (1 - actual) * np.log(1 - predicted)))
@@ -194,14 +201,3 @@ LABEL_KERNELS: dict[str, Callable[[Array, Array, int], float]] = {
     "qwk": qwk,
 }
 """Metrics of predicted labels (integer codes), each called as kernel(y, labels, number_of_classes)."""
-VALUE_KERNELS: dict[str, Callable[[Array, Array], float]] = {
-    "rmse": rmse,
-    "mae": mae,
-    "medae": medae,
-    "r2": r2,
-    "rmsle": rmsle,
-    "mape": mape,
-    "smape": smape,
-    "gini": gini,
-}
-"""Metrics of values (regression; Gini also of scores), each called as kernel(y, predictions)."""

@@ -42,8 +42,10 @@ def ranked_labels(values: pd.Series) -> list[list[str]]:
 
 
 def class_values(competition: Competition) -> list[float] | None:
-    """The classes as numbers, in their order, when they are numbers (kappa's cut points need them)."""
-    return [float(c) for c in competition.classes or []] if competition.ordinal else None
+    """The classes as numbers, in their order, for an ordinal metric's cut points (kappa); None for any other
+    metric, or classes that are not numbers."""
+    ordinal = competition.scored_by.ordinal and competition.ordinal
+    return [float(c) for c in competition.classes or []] if ordinal else None
 
 
 def score(competition: Competition, y_true: pd.Series | pd.DataFrame, predictions: pd.DataFrame) -> float:
@@ -51,16 +53,14 @@ def score(competition: Competition, y_true: pd.Series | pd.DataFrame, prediction
     import numpy as np
     import pandas as pd
 
-    from agent_k.competition import measures
-
-    metric, task = competition.metric, competition.task
+    metric, task = competition.scored_by, competition.task
     if task in (TaskType.multilabel, TaskType.multioutput):
         columns = competition.target_columns
         truth = y_true.to_frame() if isinstance(y_true, pd.Series) else y_true
-        per_column = [_single(metric, truth[c].to_numpy(dtype=float), predictions[c]) for c in columns]
+        per_column = [metric.kernel(truth[c].to_numpy(dtype=float), _floats(predictions[c])) for c in columns]
         return float(np.mean(per_column))
     if task is TaskType.regression:
-        return _single(metric, y_true.to_numpy(dtype=float), predictions[competition.target])
+        return metric.kernel(y_true.to_numpy(dtype=float), _floats(predictions[competition.target]))
     assert isinstance(y_true, pd.Series), "one target column"
     codes = class_codes(competition, y_true)
     k = len(competition.classes or [])
@@ -68,29 +68,19 @@ def score(competition: Competition, y_true: pd.Series | pd.DataFrame, prediction
     if kind is PredictionKind.value:
         predicted = class_codes(competition, predictions[competition.target])
         wrong = np.where(predicted < 0, (codes + 1) % max(k, 1), predicted)  # an unknown label is never right
-        return measures.LABEL_KERNELS[metric](codes, wrong, k)
+        return metric.kernel(codes, wrong, k)
     if kind is PredictionKind.ranked:
         truths = [label.split() for label in normalize_labels(y_true)]
-        return measures.map_at_k(truths, ranked_labels(predictions[competition.target]), competition.top_k or 1)
+        return metric.kernel(truths, ranked_labels(predictions[competition.target]), competition.top_k or 1)
     if kind is PredictionKind.probability:
-        return _single(metric, (codes == 1).astype(float), predictions[competition.target])
-    matrix = predictions[list(competition.classes or [])].to_numpy(dtype=float)
-    if metric == "auc":
-        present = [c for c in range(k) if 0 < (codes == c).sum() < len(codes)]
-        return float(np.mean([measures.auc(codes == c, matrix[:, c]) for c in present]))
-    return measures.logloss(codes, matrix)
+        return metric.kernel((codes == 1).astype(float), _floats(predictions[competition.target]))
+    if metric.kernel_of_classes is None:
+        raise ValueError(f"metric {metric.name} scores two classes, not {k}")
+    return metric.kernel_of_classes(codes, predictions[list(competition.classes or [])].to_numpy(dtype=float))
 
 
-def _single(metric: str, y: np.ndarray, predicted: pd.Series) -> float:
-    """One column: a value metric, or a 0/1 column scored on its probabilities."""
-    from agent_k.competition import measures
-
-    p = predicted.to_numpy(dtype=float)
-    if metric in ("auc", "mean_auc"):
-        return measures.auc(y.astype(int), p)
-    if metric in ("logloss", "mean_logloss"):
-        return measures.binary_logloss(y, p)
-    return measures.VALUE_KERNELS[metric](y, p)
+def _floats(column: pd.Series) -> np.ndarray:
+    return column.to_numpy(dtype=float)
 
 
 def log_loss(competition: Competition, y_true: pd.Series | pd.DataFrame, probabilities: pd.DataFrame) -> float:

@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent_k.competition.kinds import LABEL_METRICS, MAXIMIZED, MetricName, PredictionKind, TaskType
+from agent_k.competition.kinds import PredictionKind, TaskType
+from agent_k.competition.metric import Metric
+from agent_k.competition.registry import MetricName, metric_named
 
 MediaKind = Literal["image", "audio"]
 MEDIA_FOLDER = "media"
@@ -54,8 +56,13 @@ class Competition(BaseModel):
     """The platform's daily submission limit, when it has one."""
 
     @property
+    def scored_by(self) -> Metric:
+        """The declaration of the competition's metric."""
+        return metric_named(self.metric)
+
+    @property
     def maximize(self) -> bool:
-        return self.metric in MAXIMIZED
+        return self.scored_by.maximize
 
     @property
     def target_columns(self) -> list[str]:
@@ -63,9 +70,10 @@ class Competition(BaseModel):
 
     @property
     def prediction(self) -> PredictionKind:
-        if self.task in (TaskType.regression, TaskType.multioutput) or self.metric in LABEL_METRICS:
+        scored_on = self.scored_by.scored_on
+        if self.task in (TaskType.regression, TaskType.multioutput) or scored_on == "labels":
             return PredictionKind.value
-        if self.metric == "map_at_k":
+        if scored_on == "ranked":
             return PredictionKind.ranked
         if self.task is TaskType.binary:
             return PredictionKind.probability
@@ -90,7 +98,7 @@ class Competition(BaseModel):
 
     def better(self, a: float, b: float) -> bool:
         """True when score `a` beats score `b` under this competition's metric."""
-        return a > b if self.maximize else a < b
+        return self.scored_by.better(a, b)
 
 
 class Criteria(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from agent_k.competition.kinds import NON_NEGATIVE_METRICS, PredictionKind
+from agent_k.competition.kinds import PredictionKind
 from agent_k.competition.metrics import normalize_labels
 from agent_k.competition.models import Competition
 
@@ -67,7 +67,7 @@ def validate_frame(frame: pd.DataFrame, competition: Competition, expected_ids: 
         raise InvalidSubmission("predictions contain non-finite values")
     if kind is not PredictionKind.value and ((values < 0) | (values > 1)).any():
         raise InvalidSubmission("probabilities must lie in [0, 1]")
-    if competition.metric in NON_NEGATIVE_METRICS and (values < 0).any():
+    if competition.scored_by.non_negative and (values < 0).any():
         raise InvalidSubmission(f"{competition.metric.upper()} takes no negative predictions")
 
 

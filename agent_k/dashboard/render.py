@@ -11,7 +11,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from agent_k.competition import MAXIMIZED
+from agent_k.competition.registry import metric_named, metric_names
+from agent_k.mission.phases import Phase
 
 STATIC = (
     "uplot.iife.min.js",
@@ -58,7 +59,8 @@ def page(template: str, **context: Any) -> str:
 
 
 def mission_meta(document: dict[str, Any]) -> dict[str, Any]:
-    """What the mission page needs besides its events: the metric and its direction, the budget, the status."""
+    """What the mission page needs besides its events: the metric and its direction, the budget, the status, the
+    phases in their order."""
     state = document.get("state") or {}
     competition = state.get("selected_competition") or {}
     metric = competition.get("metric")
@@ -68,8 +70,9 @@ def mission_meta(document: dict[str, Any]) -> dict[str, Any]:
         "status": document["status"],
         "approval": document.get("approval"),
         "budget_s": document.get("budget_s"),
+        "phases": [phase.value for phase in Phase],
         "metric": metric,
-        "maximize": metric in MAXIMIZED if metric else None,
+        "maximize": metric_named(metric).maximize if metric in metric_names() else None,
         "result": document.get("result"),
         "parent_id": document.get("parent_id"),
         "forked_from_seq": document.get("forked_from_seq"),

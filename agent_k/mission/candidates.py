@@ -21,6 +21,7 @@ from agent_k.mission.state import CandidateMemory, MissionState
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.executors import Evaluator
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, Solution, load_solution
+from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits, UntrustedOutput, read_regular
 from agent_k.ml.search import Proposal, Scored
 from agent_k.ml.sizing import data_mb, size_candidates
@@ -91,8 +92,7 @@ class ArchivedCandidate:
     def rank(self, competition: Competition) -> tuple[float, float]:
         """Sorts candidates best last: by CV, then, between equal CV scores, by lower out-of-fold log loss
         (accuracy on a few hundred rows ties often, and a confident, calibrated model is the safer pick)."""
-        cv = self.cv if self.cv is not None else -math.inf if competition.maximize else math.inf
-        return (cv if competition.maximize else -cv, -(self.log_loss if self.log_loss is not None else math.inf))
+        return (-competition.scored_by.rank_key(self.cv), -(self.log_loss if self.log_loss is not None else math.inf))
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def screen_for(
     done = [c for c in candidates if c.succeeded and c.cv is not None and c.fold_scores]
     if likely_s is None or likely_s < SCREEN_MIN_RUNTIME_S or cv.n_folds < 3 or len(done) < SCREEN_RANK:
         return None
-    done.sort(key=lambda c: c.cv or 0.0, reverse=competition.maximize)
+    done = competition.scored_by.ranked(done, lambda c: c.cv)
     return Screen(folds=1, threshold=done[SCREEN_RANK - 1].fold_scores[0])
 
 
@@ -302,15 +302,14 @@ async def evaluate_proposals(
             workdir = candidate_dir(ctx.mission_dir, proposal.recipe.key)
             summary = proposal.recipe.summary()[:200]
             with tracing.span("candidate", ctx.phase_span, key=proposal.recipe.key, recipe=summary, rows=rows or 0):
-                return proposal, await ctx.evaluator.evaluate(
-                    proposal.recipe, data, findings.cv, workdir, now, rows=rows
-                )
+                request = EvaluationRequest(proposal.recipe, data, findings.cv, workdir, now, rows=rows)
+                return proposal, await ctx.evaluator.evaluate(request)
 
     gathered = await asyncio.gather(*(first_look(p) for p in sampled))
     unstarted = {p.recipe.key for p, e in gathered if e is None}
     looks = {p.recipe.key: (p, e) for p, e in gathered if e is not None}
     scored = [(p, e) for p, e in looks.values() if e.status == CandidateStatus.succeeded and e.cv_mean is not None]
-    scored.sort(key=lambda pe: pe[1].cv_mean or 0.0, reverse=competition.maximize)
+    scored = competition.scored_by.ranked(scored, lambda pe: pe[1].cv_mean)
     left = timeout_s - (time.monotonic() - started)
     better_half = scored[: (len(scored) + 1) // 2]
     promoted = {p.recipe.key for p, e in better_half if e.runtime_s / max(fidelity, 1e-3) <= left}
@@ -384,7 +383,7 @@ async def screen_then_evaluate(
     time out, spending that time for nothing."""
     spent = 0.0
     if screen is not None:
-        quick = await evaluator.evaluate(recipe, data, cv, workdir, limits, folds=screen.folds)
+        quick = await evaluator.evaluate(EvaluationRequest(recipe, data, cv, workdir, limits, folds=screen.folds))
         if quick.status != CandidateStatus.succeeded or quick.cv_mean is None:
             return quick, CandidateStatus.failed
         if data.spec.better(screen.threshold, quick.cv_mean):
@@ -395,6 +394,7 @@ async def screen_then_evaluate(
         if likely > left:
             quick.error = f"screened out: its full CV would take ~{likely:.0f} s, {left:.0f} s were left"
             return quick, CandidateStatus.screened_out
-    result = await evaluator.evaluate(recipe, data, cv, workdir, replace(limits, timeout_s=limits.timeout_s - spent))
+    rest = replace(limits, timeout_s=limits.timeout_s - spent)
+    result = await evaluator.evaluate(EvaluationRequest(recipe, data, cv, workdir, rest))
     result.runtime_s += spent
     return result, result.status

@@ -18,7 +18,7 @@ from agent_k.mission.state import MissionResult, MissionState
 from agent_k.mission.webhooks import owe_for
 from agent_k.store.models import MissionRow, SnapshotRow, utcnow
 from agent_k.store.repository import Store
-from agent_k.store.status import RESUMABLE_FAILURES, TERMINAL, UNFINISHED, MissionStatus, StepStatus
+from agent_k.store.status import RESUMABLE_FAILURES, TERMINAL, UNFINISHED, FailureReason, MissionStatus, StepStatus
 
 CANCEL_ATTEMPTS = 40
 
@@ -63,7 +63,7 @@ def cancel(store: Store, mission_id: str) -> Literal["cancelled", "cancelling"]:
         if row.status in TERMINAL:
             raise MissionError(f"mission '{mission_id}' already {row.status}")
         snapshot = store.last_snapshot(mission_id)
-        result = _ending(row, snapshot, error="cancelled")
+        result = _ending(row, snapshot, error=FailureReason.cancelled)
         cancelled = MissionStatus.cancelled
         if store.update_mission(mission_id, statuses=UNFINISHED, unleased=True, status=cancelled, result=result):
             if snapshot is not None and snapshot.status == StepStatus.running:  # its worker died mid-step
@@ -90,7 +90,7 @@ def approve(store: Store, mission_id: str) -> str:
 def reject(store: Store, mission_id: str) -> str:
     """End a mission waiting at the gate without submitting anything."""
     row = _existing(store, mission_id)
-    result = _ending(row, store.last_snapshot(mission_id), error="rejected")
+    result = _ending(row, store.last_snapshot(mission_id), error=FailureReason.rejected)
     updated = store.update_mission(
         mission_id,
         statuses=(MissionStatus.awaiting_approval,),

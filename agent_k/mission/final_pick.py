@@ -29,6 +29,7 @@ from agent_k.mission.state import MissionState
 from agent_k.ml.ensemble import resplit_scores
 from agent_k.ml.evaluate import CompetitionData
 from agent_k.ml.recipes import Ensemble
+from agent_k.ml.requests import EvaluationRequest
 from agent_k.store.status import CandidateStatus
 
 RESCORED = 3
@@ -153,7 +154,7 @@ def choose(
     rescored = [c for c in singles if c.key in scores]
     champion = max(rescored, key=lambda c: _combined_rank(c, scores[c.key], competition), default=None)
     scored = [b for b in blends if b.key in scores]
-    blend = max(scored, key=lambda b: scores[b.key] if competition.maximize else -scores[b.key], default=None)
+    blend = min(scored, key=lambda b: competition.scored_by.rank_key(scores[b.key]), default=None)
     if blend is None:
         if champion is None or len(rescored) < 2:
             return best, "no other candidate could be re-scored"
@@ -214,7 +215,8 @@ async def _rescore(
                 return
             folder, now = candidate.folder / RESPLIT, replace(limits, timeout_s=left)
             try:
-                result = await ctx.evaluator.evaluate(candidate.recipe, data, cv, folder, now, cv_only=True)
+                request = EvaluationRequest(candidate.recipe, data, cv, folder, now, cv_only=True)
+                result = await ctx.evaluator.evaluate(request)
             except Exception:  # an executor lost now (a Dask cluster gone) leaves this one without a second score
                 return
         if result.status == CandidateStatus.succeeded and result.cv_mean is not None:
@@ -246,7 +248,7 @@ async def _blend_resplit(
 
 def _combined_rank(candidate: ArchivedCandidate, resplit: float, competition: Competition) -> tuple[float, float]:
     combined = ((candidate.cv or 0.0) + resplit) / 2
-    return (combined if competition.maximize else -combined, candidate.rank(competition)[1])
+    return (-competition.scored_by.rank_key(combined), candidate.rank(competition)[1])
 
 
 def _entry(candidate: ArchivedCandidate, resplit: float | None) -> PickedCandidate:

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from agent_k.config import Settings
 from agent_k.events.models import MissionForked
@@ -23,7 +23,8 @@ from agent_k.mission.control import MissionError, MissionNotFound
 from agent_k.mission.graph import graph_fingerprint
 from agent_k.mission.launch import LaunchError, MissionSpec, check_webhook, new_mission_id, resolve_model
 from agent_k.mission.nodes import PHASE_NODES
-from agent_k.mission.phases import Mode, Phase
+from agent_k.mission.options import MissionOptions, first_error
+from agent_k.mission.phases import Phase
 from agent_k.mission.state import BudgetLedger, MissionState
 from agent_k.mission.versions import code_version
 from agent_k.store.lineage import create_fork
@@ -43,19 +44,10 @@ class InvalidFork(MissionError):
     model, a webhook this process cannot sign): the request is wrong, not the parent's state."""
 
 
-class ForkChanges(BaseModel):
-    """The options a fork may change; a field left out keeps the parent's value."""
+class ForkChanges(MissionOptions):
+    """The options a fork may change: any of a mission's; one left out (unset) keeps the parent's value."""
 
     model_config = ConfigDict(extra="forbid")
-
-    mode: Mode | None = None
-    model: str | None = None
-    keep_columns: list[str] | None = None
-    require_approval: bool | None = None
-    max_cost_usd: float | None = None
-    allow_unsandboxed_code: bool | None = None
-    stop_early: bool | None = None
-    webhook_url: str | None = Field(default=None, pattern=r"^https?://\S+$", max_length=2000)
 
     @classmethod
     def parse(cls, pairs: list[str]) -> ForkChanges:
@@ -79,9 +71,7 @@ class ForkChanges(BaseModel):
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"]) or "changes"
-            raise InvalidFork(f"cannot change {where}: {error['msg']}") from None
+            raise InvalidFork(f"cannot change {first_error(exc).removeprefix('invalid ')}") from None
 
 
 def fork_mission(
@@ -132,7 +122,7 @@ def fork_mission(
                 status=MissionStatus.queued,
                 mode=spec.mode.value,
                 budget_s=spec.time_budget,
-                options=spec.options(),
+                options=spec.row_options(),
                 parent_id=parent_id,
                 forked_from_seq=snapshot.seq,
                 code_version=code_version(),
@@ -182,8 +172,7 @@ def _fork_spec(
     except LaunchError as exc:
         raise InvalidFork(str(exc)) from None
     except ValidationError as exc:
-        error = exc.errors()[0]
-        raise InvalidFork(f"invalid {'.'.join(str(p) for p in error['loc'])}: {error['msg']}") from None
+        raise InvalidFork(first_error(exc)) from None
 
 
 def _start_state(state: MissionState, phase: Phase, spec: MissionSpec) -> MissionState:

@@ -9,15 +9,16 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from agent_k.competition import Criteria, MetricName, TaskType
-from agent_k.config import MAX_TIME_BUDGET_S, MIN_TIME_BUDGET_S, Settings
+from agent_k.config import DEFAULT_TIME_BUDGET_S, MAX_TIME_BUDGET_S, MIN_TIME_BUDGET_S, Settings, TimeBudget
+from agent_k.mission.options import MissionOptions, first_error, state_options
 from agent_k.mission.phases import Mode
 from agent_k.mission.state import BudgetLedger, MissionState
-from agent_k.platforms import PlatformName
+from agent_k.platforms.registry import PlatformName
 
 if TYPE_CHECKING:
     from agent_k.store.models import MissionRow
@@ -39,53 +40,41 @@ class LaunchError(Exception):
         """The platform itself failed (unreachable, refused our credentials), rather than the request."""
 
 
-class MissionRequest(BaseModel):
-    """What a caller may ask for; everything but the competition or criteria has a default."""
+class MissionRequest(MissionOptions):
+    """What a caller may ask for; everything but the competition or criteria has a default. Checked by
+    `launch_spec`, which says what is wrong in one line (the budget's bounds included)."""
 
     competition: str | None = None
     task: TaskType | None = None
     metric: MetricName | None = None
     max_rows: int | None = None
     keywords: list[str] = Field(default_factory=list)
-    mode: Mode = Mode.auto
-    model: str | None = None
-    """A pydantic-ai model string; default AGENT_K_MODEL."""
     platform: PlatformName = "local"
     time_budget: float | None = None
     """Seconds for the whole mission; default AGENT_K_TIME_BUDGET."""
-    keep_columns: list[str] = Field(default_factory=list)
-    require_approval: bool = False
-    max_cost_usd: float | None = None
-    allow_unsandboxed_code: bool = False
-    stop_early: bool = False
-    webhook_url: str | None = None
-    """Where its endings and approval requests are POSTed; default AGENT_K_WEBHOOK_URL."""
     mission_id: str | None = None
     """Default: a new id."""
 
+    @classmethod
+    def checked(cls, **values: Any) -> MissionRequest:
+        """The request, or `LaunchError` with its first problem in one line."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise LaunchError(first_error(exc)) from None
 
-class MissionSpec(BaseModel):
+
+class MissionSpec(MissionOptions):
     """A mission as it was validated: stored with it, so any process can start or resume it."""
 
     model_config = ConfigDict(frozen=True)
 
     mission_id: str = Field(pattern=f"^{MISSION_ID}$")  # pydantic's Rust regex: `$` is the very end
     criteria: Criteria
-    mode: Mode = Mode.workflow
-    time_budget: float = Field(default=120.0, ge=MIN_TIME_BUDGET_S, le=MAX_TIME_BUDGET_S)
-    keep_columns: tuple[str, ...] = ()
+    time_budget: TimeBudget = DEFAULT_TIME_BUDGET_S
     platform: PlatformName = "local"
-    require_approval: bool = False
-    model: str | None = None
-    max_cost_usd: float | None = None
-    allow_unsandboxed_code: bool = False
-    """Model-written code may run in the basic sandbox where bubblewrap cannot run."""
-    stop_early: bool = False
-    """End Evolution when the search converges instead of spending the rest of the budget."""
-    webhook_url: str | None = Field(default=None, pattern=r"^https?://\S+$", max_length=2000)
-    """Where its endings and approval requests are POSTed, signed (`agent_k.mission.webhooks`)."""
 
-    def options(self) -> str:
+    def row_options(self) -> str:
         """The `options` JSON of the mission row."""
         return self.model_dump_json(exclude=set(_ROW_COLUMNS))
 
@@ -97,17 +86,13 @@ class MissionSpec(BaseModel):
         )
 
     def initial_state(self) -> MissionState:
-        return MissionState(
-            mission_id=self.mission_id,
-            criteria=self.criteria,
-            mode=self.mode,
-            keep_columns=list(self.keep_columns),
-            require_approval=self.require_approval,
-            model=self.model,
-            max_cost_usd=self.max_cost_usd,
-            allow_unsandboxed_code=self.allow_unsandboxed_code,
-            stop_early=self.stop_early,
-            budget=BudgetLedger(total_s=self.time_budget),
+        return MissionState.model_validate(
+            {
+                "mission_id": self.mission_id,
+                "criteria": self.criteria,
+                **state_options(self),
+                "budget": BudgetLedger(total_s=self.time_budget),
+            }
         )
 
 
@@ -133,25 +118,17 @@ async def launch_spec(request: MissionRequest, settings: Settings) -> MissionSpe
     webhook_url = check_webhook(request.webhook_url or settings.webhook_url, settings)
     check_sandbox(settings)
     await check_competition(request.platform, request.competition, settings)
-    return MissionSpec(
-        mission_id=mission_id,
-        criteria=Criteria(
-            competition=request.competition,
-            task=request.task,
-            metric=request.metric,
-            max_rows=request.max_rows,
-            keywords=request.keywords,
-        ),
-        mode=request.mode,
-        time_budget=time_budget,
-        keep_columns=tuple(request.keep_columns),
-        platform=request.platform,
-        require_approval=request.require_approval,
-        model=model,
-        max_cost_usd=request.max_cost_usd,
-        allow_unsandboxed_code=request.allow_unsandboxed_code,
-        stop_early=request.stop_early,
-        webhook_url=webhook_url,
+    criteria = Criteria(
+        competition=request.competition,
+        task=request.task,
+        metric=request.metric,
+        max_rows=request.max_rows,
+        keywords=request.keywords,
+    )
+    return MissionSpec.model_validate(
+        request.option_values()
+        | {"model": model, "webhook_url": webhook_url}
+        | {"mission_id": mission_id, "criteria": criteria, "time_budget": time_budget, "platform": request.platform}
     )
 
 
@@ -195,9 +172,8 @@ def check_sandbox(settings: Settings) -> None:
 
 async def check_competition(platform: str, competition: str | None, settings: Settings) -> None:
     """The platform is usable from here and, when one is named, has the competition (nothing is downloaded)."""
-    from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported, PlatformError
+    from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported, CredentialsMissing, PlatformError
     from agent_k.platforms.factory import check_platform, verify_competition
-    from agent_k.platforms.kaggle.credentials import CredentialsMissing
 
     try:
         if competition is None:

@@ -29,7 +29,7 @@ from agent_k.mission.recovery import strategy_for
 from agent_k.mission.state import MissionResult, MissionState, PhaseRecord
 from agent_k.store.models import MissionRow, SnapshotRow
 from agent_k.store.repository import as_utc
-from agent_k.store.status import MissionStatus, StepStatus
+from agent_k.store.status import FailureReason, MissionStatus, StepStatus
 
 
 async def enter_phase(state: MissionState, ctx: GraphContext, phase: Phase, *, agent: bool) -> None:
@@ -139,7 +139,7 @@ async def succeed(state: MissionState, ctx: GraphContext, snapshot_id: int | Non
 
 
 async def fail(
-    state: MissionState, ctx: GraphContext, snapshot_id: int | None, reason: str, detail: str | None
+    state: MissionState, ctx: GraphContext, snapshot_id: int | None, reason: FailureReason, detail: str | None
 ) -> MissionResult:
     detail = ctx.scrub(detail) if detail else detail
     await close_phase(state, ctx, "failed", reason)
@@ -154,7 +154,7 @@ async def cancelled(state: MissionState, ctx: GraphContext, snapshot_id: int | N
     if snapshot_id is not None:
         await asyncio.to_thread(ctx.store.end_step, snapshot_id, StepStatus.cancelled, "cancel requested")
     await close_phase(state, ctx, "cancelled", "cancel requested")
-    result = MissionResult.from_state(state, error="cancelled", status=MissionStatus.cancelled)
+    result = MissionResult.from_state(state, error=FailureReason.cancelled, status=MissionStatus.cancelled)
     await ctx.events.emit(MissionCancelled(reason="cancel requested"))
     await _finish(state, ctx, None, MissionStatus.cancelled, result)
     return result

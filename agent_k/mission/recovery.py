@@ -20,6 +20,7 @@ from agent_k.mission.context import GraphContext
 from agent_k.mission.contract import MISSION_CONTRACT, REPAIR_PHASES, ErrorStrategy
 from agent_k.mission.phases import Mode, Phase
 from agent_k.mission.state import MissionState, StepFailureRecord
+from agent_k.store.status import FailureReason
 
 T = TypeVar("T")
 
@@ -27,7 +28,7 @@ T = TypeVar("T")
 class StepError(Exception):
     """A step could not do what it is for; `reason` is the mission's failure code if nothing recovers it."""
 
-    def __init__(self, reason: str, detail: str, attempts: tuple[str, ...] = ()) -> None:
+    def __init__(self, reason: FailureReason, detail: str, attempts: tuple[str, ...] = ()) -> None:
         super().__init__(detail)
         self.reason, self.detail, self.attempts = reason, detail, attempts
 
@@ -137,7 +138,7 @@ class RepairGoal:
     """What a repair agent is asked to do: resolve one failed step's error and complete its intent, no more."""
 
     step: Step
-    reason: str
+    reason: FailureReason
     """The step's failure code, which the mission ends with if the repair fails too."""
     error: str
     failures: tuple[str, ...] = ()

@@ -76,8 +76,8 @@ def _kept_candidates(row: MissionRow, snapshots: list[SnapshotRow], rows: list[C
     named = {s.evolution_state.best_candidate_key for s in states} - {None}
     competition = next((s.selected_competition for s in reversed(states) if s.selected_competition), None)
     scored = [r for r in rows if r.status == CandidateStatus.succeeded and r.cv_mean is not None]
-    maximize = competition.maximize if competition else True
-    scored.sort(key=lambda r: r.cv_mean or 0.0, reverse=maximize)
+    if competition is not None:
+        scored = competition.scored_by.ranked(scored, lambda r: r.cv_mean)
     keep = {r.key for r in scored[:best]} | {key for key in named if key}
     by_key = {r.key: r for r in rows}
     for key in list(keep):  # a blend is rebuilt from its members' predictions

@@ -40,7 +40,7 @@ from agent_k.platforms.factory import open_platform
 from agent_k.secrets import collect
 from agent_k.store.models import MissionRow
 from agent_k.store.repository import Store, as_utc
-from agent_k.store.status import StepStatus
+from agent_k.store.status import FailureReason, StepStatus
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -125,7 +125,7 @@ class MissionRunner:
             platform=spec.platform,
             mode=spec.mode.value,
             budget_s=spec.time_budget,
-            options=spec.options(),
+            options=spec.row_options(),
             claimed_by=None if queue else self.owner,
             lease_ttl=self.settings.lease_ttl,
         )
@@ -283,7 +283,11 @@ class MissionRunner:
                         result: MissionResult = item.value
                         if not result.success:
                             return await lifecycle.fail(
-                                state, ctx, snapshot_id, result.error or "failed", result.detail
+                                state,
+                                ctx,
+                                snapshot_id,
+                                FailureReason(result.error or FailureReason.node_error),
+                                result.detail,
                             )
                         return await lifecycle.succeed(state, ctx, snapshot_id)
                     nodes = [
@@ -294,7 +298,9 @@ class MissionRunner:
                     node = nodes[0]
                     if current is not None and not self.contract.allows(current.phase.value, node.phase.value):
                         detail = f"{current.get_node_id()} returned {node.get_node_id()}, which the contract forbids"
-                        return await lifecycle.fail(state, ctx, snapshot_id, "illegal_phase_transition", detail)
+                        return await lifecycle.fail(
+                            state, ctx, snapshot_id, FailureReason.illegal_phase_transition, detail
+                        )
                     if await lifecycle.needs_approval(state, ctx, node.phase):
                         waiting = functools.partial(self._checkpoint, state, node, snapshot_id, seq)
                         return await lifecycle.park_for_approval(state, ctx, waiting)
@@ -317,7 +323,7 @@ class MissionRunner:
                 error = repr(failure.error)[-2000:]
                 await asyncio.to_thread(self.store.end_step, failure.snapshot_id, StepStatus.failed, error)
             detail = f"{type(failure.error).__name__}: {failure.error}"
-            return await lifecycle.fail(state, ctx, None, "node_error", detail)
+            return await lifecycle.fail(state, ctx, None, FailureReason.node_error, detail)
 
     async def _send_webhooks(self, mission_id: str, http: httpx.AsyncClient) -> None:
         """What the mission owes its webhook now that it stopped; a receiver that fails is left to the workers."""
@@ -335,14 +341,14 @@ class MissionRunner:
         submission = next((node for node in self.phases if node.phase is Phase.submission), None)
         if stopped.phase is Phase.submission or submission is None:
             return await lifecycle.fail(
-                state, ctx, snapshot_id, "budget_exceeded", f"the hard budget limit stopped {why}"
+                state, ctx, snapshot_id, FailureReason.budget_exceeded, f"the hard budget limit stopped {why}"
             )
         if snapshot_id is not None:
             await asyncio.to_thread(self.store.end_step, snapshot_id, StepStatus.failed, f"stopped: {why}")
         if not await fallback.settle_at_limit(ctx, state, why):
             detail = f"the hard budget limit stopped {why}, and there is nothing valid to submit"
-            return await lifecycle.fail(state, ctx, None, "budget_exceeded", detail)
-        await lifecycle.close_phase(state, ctx, "stopped", "budget_exceeded")
+            return await lifecycle.fail(state, ctx, None, FailureReason.budget_exceeded, detail)
+        await lifecycle.close_phase(state, ctx, "stopped", FailureReason.budget_exceeded)
         return await self._iterate(state, ctx, submission(), seq)
 
     async def _checkpoint(self, state: MissionState, node: PhaseNode, previous_id: int | None, seq: int) -> int:

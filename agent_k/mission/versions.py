@@ -19,9 +19,9 @@ from agent_k.mission.nodes import PhaseNode
 from agent_k.mission.state import MissionResult, MissionState
 from agent_k.store.models import MissionRow, SnapshotRow
 from agent_k.store.repository import Store
-from agent_k.store.status import MissionStatus
+from agent_k.store.status import FailureReason, MissionStatus
 
-INCOMPATIBLE = "incompatible_version"
+INCOMPATIBLE = FailureReason.incompatible_version
 
 
 def code_version() -> str:

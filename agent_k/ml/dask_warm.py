@@ -12,16 +12,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
-from agent_k.competition.research import CVScheme
-from agent_k.ml.evaluate import CompetitionData, Evaluation
-from agent_k.ml.executors import evaluate_solution
-from agent_k.ml.recipes import Solution
-from agent_k.ml.sandbox import Limits
+from agent_k.ml.evaluate import Evaluation
+from agent_k.ml.requests import EvaluationRequest, evaluate_solution
 from agent_k.ml.sandbox.warm import WarmPool
 
 PLUGIN = "agent-k-warm"
@@ -48,25 +44,10 @@ class WarmPoolPlugin(WorkerPlugin):
         return asyncio.run_coroutine_threadsafe(evaluation, self.loop).result()
 
 
-def evaluate_on_worker(
-    solution: Solution,
-    data: CompetitionData,
-    cv: CVScheme,
-    workdir: Path,
-    limits: Limits,
-    folds: int | None,
-    rows: int | None,
-    cv_only: bool,
-    warm: bool = True,
-) -> Evaluation:
+def evaluate_on_worker(request: EvaluationRequest, warm: bool = True) -> Evaluation:
     """Runs on a Dask worker: the same sandboxed evaluation as on this machine, in the worker's warm pool (or cold:
     where asked, or on a worker the plugin has not reached)."""
     plugin = get_worker().plugins.get(PLUGIN)
     if not warm or not isinstance(plugin, WarmPoolPlugin):
-        return asyncio.run(
-            evaluate_solution(solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only)
-        )
-    evaluation = evaluate_solution(
-        solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only, run=plugin.pool.run
-    )
-    return plugin.run(evaluation)
+        return asyncio.run(evaluate_solution(request))
+    return plugin.run(evaluate_solution(request, run=plugin.pool.run))

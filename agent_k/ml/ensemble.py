@@ -107,8 +107,8 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
         scores = fold_scores(data, mixed, truth=truth)
         return float(np.mean(scores)), scores
 
-    def better(a: float, b: float) -> bool:
-        return a > b if by_log_loss or spec.maximize else a < b
+    def rank_key(mean: float) -> float:  # lower first; a negated log loss is better higher
+        return -mean if by_log_loss else spec.scored_by.rank_key(mean)
 
     counts: dict[str, float] = {first: 1}
     best_mean, best_scores = score(counts)
@@ -119,9 +119,9 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
             break
         options = [k for k in pool if k in counts or len(counts) < MAX_MEMBERS]
         trials = [(score({**counts, key: counts.get(key, 0) + 1}), key) for key in options]
-        (mean, scores), key = max(trials, key=lambda t: t[0][0] if by_log_loss or spec.maximize else -t[0][0])
+        (mean, scores), key = min(trials, key=lambda t: rank_key(t[0][0]))
         counts[key] = counts.get(key, 0) + 1
-        if better(mean, best_mean):
+        if rank_key(mean) < rank_key(best_mean):
             best_mean, best_scores, best_counts, stale = mean, scores, dict(counts), 0
         else:
             stale += 1

@@ -13,7 +13,6 @@ import pandas as pd
 
 from agent_k.competition import Competition, InvalidSubmission, PredictionKind, TaskType, metrics
 from agent_k.competition.decision import Rule, apply_rule, fit_rule
-from agent_k.competition.kinds import NON_NEGATIVE_METRICS, RULE_METRICS
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import validate_frame
 from agent_k.ml.folds import scored_rows
@@ -138,7 +137,7 @@ def as_predictions(spec: Competition, predictions: pd.DataFrame, rule: Rule | No
 
 def needs_rule(spec: Competition) -> bool:
     """Whether predictions become labels by a fitted decision rule (a label metric of a classifier)."""
-    return spec.metric in RULE_METRICS and spec.task in (TaskType.binary, TaskType.multiclass)
+    return spec.scored_by.fitted_rule and spec.task in (TaskType.binary, TaskType.multiclass)
 
 
 def decision_rule(data: CompetitionData, oof: OutOfFold, rows: np.ndarray | None = None) -> Rule | None:
@@ -215,7 +214,7 @@ def submission_frame(data: CompetitionData, predictions: pd.DataFrame, rule: Rul
     frame = as_predictions(spec, predictions, rule).copy()
     if spec.task is TaskType.multilabel:
         frame = frame.clip(0.0, 1.0)
-    elif spec.metric in NON_NEGATIVE_METRICS:
+    elif spec.scored_by.non_negative:
         frame = frame.clip(lower=0.0)
     frame.insert(0, spec.id_column, data.test_ids.to_numpy())
     return frame

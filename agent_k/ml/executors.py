@@ -8,38 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
-from agent_k.competition.research import CVScheme
-from agent_k.ml.evaluate import CompetitionData, Evaluation, evaluate
-from agent_k.ml.harness import evaluate_script
-from agent_k.ml.prior import evaluate_prior
-from agent_k.ml.recipes import Prior, Script, Solution
-from agent_k.ml.sandbox import Limits, Runner, run_sandboxed
+from agent_k.ml.evaluate import Evaluation
+from agent_k.ml.requests import EvaluationRequest, evaluate_solution
+from agent_k.ml.sandbox import run_sandboxed
 from agent_k.ml.sandbox.warm import WarmPool
-
-
-async def evaluate_solution(
-    solution: Solution,
-    data: CompetitionData,
-    cv: CVScheme,
-    workdir: Path,
-    limits: Limits,
-    *,
-    folds: int | None = None,
-    rows: int | None = None,
-    cv_only: bool = False,
-    run: Runner = run_sandboxed,
-) -> Evaluation:
-    """Our template cross-validates itself (through `run`, which may be a warm worker); an agent's script goes
-    through the harness instead, each run in a sandbox of its own, and is never screened on a sample of rows;
-    the training prior is computed here, in this process. `cv_only`: no submission (another split's CV)."""
-    if isinstance(solution, Prior):
-        return await evaluate_prior(data, cv, workdir)
-    if isinstance(solution, Script):
-        return await evaluate_script(solution, data, cv, workdir, limits, folds=cv.n_folds if cv_only else folds)
-    return await evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only, run=run)
 
 
 class ExecutorError(Exception):
@@ -49,18 +23,7 @@ class ExecutorError(Exception):
 class Evaluator(Protocol):
     parallelism: int
 
-    async def evaluate(
-        self,
-        solution: Solution,
-        data: CompetitionData,
-        cv: CVScheme,
-        workdir: Path,
-        limits: Limits,
-        *,
-        folds: int | None = None,
-        rows: int | None = None,
-        cv_only: bool = False,
-    ) -> Evaluation: ...
+    async def evaluate(self, request: EvaluationRequest) -> Evaluation: ...
 
     def close(self) -> None: ...
 
@@ -77,22 +40,8 @@ class LocalEvaluator:
     def __post_init__(self) -> None:
         self._pool = WarmPool(self.parallelism)
 
-    async def evaluate(
-        self,
-        solution: Solution,
-        data: CompetitionData,
-        cv: CVScheme,
-        workdir: Path,
-        limits: Limits,
-        *,
-        folds: int | None = None,
-        rows: int | None = None,
-        cv_only: bool = False,
-    ) -> Evaluation:
-        run = self._pool.run if self.warm else run_sandboxed
-        return await evaluate_solution(
-            solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only, run=run
-        )
+    async def evaluate(self, request: EvaluationRequest) -> Evaluation:
+        return await evaluate_solution(request, run=self._pool.run if self.warm else run_sandboxed)
 
     def close(self) -> None:
         self._pool.close()
@@ -120,21 +69,8 @@ class DaskEvaluator:
         self._executor = self._client.get_executor(pure=False)
         self.parallelism = max(1, sum(self._client.nthreads().values()))
 
-    async def evaluate(
-        self,
-        solution: Solution,
-        data: CompetitionData,
-        cv: CVScheme,
-        workdir: Path,
-        limits: Limits,
-        *,
-        folds: int | None = None,
-        rows: int | None = None,
-        cv_only: bool = False,
-    ) -> Evaluation:
-        future = self._executor.submit(
-            self._task, solution, data, cv, workdir, limits, folds, rows, cv_only, self._warm
-        )
+    async def evaluate(self, request: EvaluationRequest) -> Evaluation:
+        future = self._executor.submit(self._task, request, self._warm)
         try:
             result: Evaluation = await asyncio.wrap_future(future)
         except asyncio.CancelledError:

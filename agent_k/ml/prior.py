@@ -27,9 +27,6 @@ from agent_k.ml.render import PRIOR_LIBRARY, library
 from agent_k.ml.training_prior import write_prior
 from agent_k.store.status import CandidateStatus
 
-MEDIAN_METRICS = frozenset({"mae", "medae", "mape", "smape"})
-"""Metrics a constant does best on at the median (RMSLE: at the log-mean; the others: at the mean)."""
-
 
 @cache
 def _template() -> Template:
@@ -38,14 +35,13 @@ def _template() -> Template:
 
 def prior_spec(competition: Competition, cv: CVScheme) -> dict[str, Any]:
     """What the prior needs of the competition (`agent_k.ml.training_prior`), as plain data."""
-    statistic = "median" if competition.metric in MEDIAN_METRICS else "mean"
     return {
         "targets": competition.target_columns,
         "id_column": competition.id_column,
         "task": competition.task.value,
         "prediction": competition.prediction.value,
         "classes": competition.classes,
-        "statistic": "log-mean" if competition.metric == "rmsle" else statistic,
+        "statistic": competition.scored_by.constant,
         "top_k": competition.top_k or 1,
         "folds": cv.plan(),
         "group_column": cv.group_column,

@@ -18,7 +18,6 @@ from importlib import resources
 from string import Template
 
 from agent_k.competition import Competition, TaskType, metrics
-from agent_k.competition.kinds import RULE_METRICS
 from agent_k.competition.research import CVScheme
 from agent_k.ml.literals import in_docstring, literal
 from agent_k.ml.recipes import Ensemble, ParamValue, Recipe
@@ -177,9 +176,9 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         validation=in_docstring(f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else "")),
         refit=literal(refits(cv)),
         model_imports="\n".join(imports),
-        class_values=literal(metrics.class_values(competition) if competition.metric in RULE_METRICS else None),
+        class_values=literal(metrics.class_values(competition)),
         metric=literal(competition.metric),
-        rule_metrics=literal(sorted(RULE_METRICS)),
+        fitted_rule=literal(competition.scored_by.fitted_rule),
         members="\n".join(_member(recipe, weight, regression) for recipe, weight in members),
         stack=literal(solution.stacker.model_dump() if isinstance(solution, Ensemble) and solution.stacker else None),
     )

@@ -1,43 +1,61 @@
-"""Competition platforms: the `PlatformAdapter` protocol and its implementations, local and Kaggle.
+"""Competition platforms: the `PlatformAdapter` protocol, the declarations that name them, and the local and Kaggle
+adapters.
 
-The platform names load at once (the command line offers them); the protocol's models, on first use.
+Light at import: the protocol's models and the declarations load on first use of their names.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_k.platforms.base import (
         CompetitionNotFound,
+        CredentialsMissing,
         LeaderboardEntry,
         PlatformAdapter,
         PlatformError,
         Submission,
         SubmissionStatus,
     )
+    from agent_k.platforms.declaration import Platform
+    from agent_k.platforms.registry import PlatformName, declare, platform_named, platform_names
 
-PlatformName = Literal["local", "kaggle"]
-PLATFORMS: tuple[str, ...] = get_args(PlatformName)
-
-_FROM_BASE = frozenset(
-    {"CompetitionNotFound", "LeaderboardEntry", "PlatformAdapter", "PlatformError", "Submission", "SubmissionStatus"}
-)
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "CompetitionNotFound",
+            "CredentialsMissing",
+            "LeaderboardEntry",
+            "PlatformAdapter",
+            "PlatformError",
+            "Submission",
+            "SubmissionStatus",
+        ),
+        "base",
+    ),
+    "Platform": "declaration",
+    **dict.fromkeys(("PlatformName", "declare", "platform_named", "platform_names"), "registry"),
+}
 
 __all__ = [
-    "PLATFORMS",
     "CompetitionNotFound",
+    "CredentialsMissing",
     "LeaderboardEntry",
+    "Platform",
     "PlatformAdapter",
     "PlatformError",
     "PlatformName",
     "Submission",
     "SubmissionStatus",
+    "declare",
+    "platform_named",
+    "platform_names",
 ]
 
 
 def __getattr__(name: str) -> object:
-    if name in _FROM_BASE:
-        return getattr(import_module(f"{__name__}.base"), name)
+    if name in _LAZY:
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

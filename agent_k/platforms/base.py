@@ -70,6 +70,11 @@ class PlatformError(Exception):
     """A platform refused or failed a request; the message is safe to show a user."""
 
 
+class CredentialsMissing(PlatformError):
+    """The platform needs credentials this machine lacks; the message names what is missing and where it was
+    looked for. A user's input error, not the platform's failure."""
+
+
 class CompetitionNotFound(PlatformError):
     def __init__(self, competition_id: str, suggestions: list[str]) -> None:
         hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from agent_k.competition import Medal
+from agent_k.competition import Medal, Metric
 from agent_k.platforms.base import LeaderboardEntry
 
 
@@ -27,27 +27,23 @@ def medal_positions(teams: int) -> tuple[int, int, int]:
     return 10 + int(teams * 0.002), max(1, int(teams * 0.05)), max(1, int(teams * 0.1))
 
 
-def standing(score: float, others: list[float], *, maximize: bool) -> Standing:
+def standing(score: float, others: list[float], metric: Metric) -> Standing:
     """Where `score` lands among the other teams' scores (ties rank in our favour, as Kaggle does)."""
-    ordered = sorted(others, reverse=maximize)
-
-    def beats(a: float, b: float) -> bool:
-        return a > b if maximize else a < b
-
-    rank = 1 + sum(1 for other in ordered if beats(other, score))
+    ordered = metric.ranked(others, lambda s: s)
+    rank = 1 + sum(1 for other in ordered if metric.better(other, score))
     teams = len(ordered) + 1
     percentile = 100.0 * (teams - rank) / len(ordered) if ordered else 100.0
     medal: Medal | None = None
     if ordered:
         for name, position in zip(("gold", "silver", "bronze"), medal_positions(len(ordered)), strict=True):
             threshold = ordered[min(position, len(ordered)) - 1]
-            if not beats(threshold, score):
+            if not metric.better(threshold, score):
                 medal = name  # type: ignore[assignment]
                 break
     return Standing(rank=rank, teams=teams, percentile=round(percentile, 2), medal=medal)
 
 
-def team_standing(board: list[LeaderboardEntry], team: str, *, maximize: bool) -> Standing | None:
+def team_standing(board: list[LeaderboardEntry], team: str, metric: Metric) -> Standing | None:
     """Our place on a live leaderboard, found by our team's name (never by looking for our score).
 
     Private scores rank once the board has them, public ones before; None when our team is not on it."""
@@ -63,4 +59,4 @@ def team_standing(board: list[LeaderboardEntry], team: str, *, maximize: bool) -
     if mine is None:
         return None
     others = [s for e in board if e.team != team and (s := score(e)) is not None]
-    return standing(mine, others, maximize=maximize)
+    return standing(mine, others, metric)

@@ -7,8 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from agent_k.platforms.base import PlatformAdapter, Submission, SubmissionStatus
-
-KAGGLE_DAILY_DEFAULT = 5
+from agent_k.platforms.registry import platform_named
 
 
 class QuotaExhausted(Exception):
@@ -32,12 +31,12 @@ def find_by_key(submissions: list[Submission], key: str) -> Submission | None:
 
 
 def daily_limit(platform: str, configured: int | None, competition_limit: int | None) -> int | None:
-    """The setting wins; then the competition's own limit; Kaggle falls back to its usual 5, local has none."""
+    """The setting wins; then the competition's own limit; then the platform's usual one (Kaggle's 5)."""
     if configured is not None:
         return configured
     if competition_limit:
         return competition_limit
-    return KAGGLE_DAILY_DEFAULT if platform == "kaggle" else None
+    return platform_named(platform).daily_submissions
 
 
 def check_quota(existing: list[Submission], limit: int | None, now: datetime | None = None) -> None:

@@ -55,7 +55,7 @@ async def list_missions(
 )
 async def create_mission(body: MissionCreate, store: StoreDep, settings: SettingsDep) -> MissionSummary:
     """Queue a mission on a known competition; nothing is written when the competition or platform is unusable."""
-    request = MissionRequest(**body.model_dump(exclude={"max_cost"}), max_cost_usd=body.max_cost)
+    request = MissionRequest.model_validate(body.model_dump())
     try:
         spec = await launch_spec(request, settings)
     except LaunchError as exc:

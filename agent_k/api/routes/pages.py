@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from agent_k.api.deps import CompetitionId, MissionId, PlatformDep, SettingsDep, StoreDep, require_token
 from agent_k.api.security import require_intent
 from agent_k.api.session import SESSION_COOKIE, csrf_value, matches, same_origin_path, session_value
+from agent_k.config import MAX_TIME_BUDGET_S, MIN_TIME_BUDGET_S
 from agent_k.dashboard import page
 from agent_k.dashboard.render import mission_meta
 from agent_k.mission.document import mission_document
@@ -42,7 +43,8 @@ Csrf = Annotated[str, Depends(_signed_in)]
 @router.get("/", response_class=HTMLResponse)
 async def missions_page(csrf: Csrf, platform: PlatformDep) -> str:
     competitions = await platform.list_competitions()
-    return page("missions.html", csrf=csrf, competitions=competitions)
+    bounds = (f"{MIN_TIME_BUDGET_S:g}", f"{MAX_TIME_BUDGET_S:.0f}")
+    return page("missions.html", csrf=csrf, competitions=competitions, budget_bounds=bounds)
 
 
 @router.get("/ui/missions/{mission_id}", response_class=HTMLResponse)
@@ -64,8 +66,7 @@ async def competition_page(competition_id: CompetitionId, csrf: Csrf, platform: 
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     final = any(e.private_score is not None for e in board)
     scored = [e for e in board if (e.private_score if final else e.public_score) is not None]
-    ordered = sorted(scored, key=lambda e: (e.private_score if final else e.public_score) or 0.0)
-    ranked = ordered[::-1] if competition.maximize else ordered
+    ranked = competition.scored_by.ranked(scored, lambda e: e.private_score if final else e.public_score)
     return page("competition.html", csrf=csrf, competition=competition, leaderboard=ranked)
 
 

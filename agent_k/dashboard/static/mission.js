@@ -5,7 +5,6 @@
 window.AgentK = window.AgentK || {};
 
 (function (AgentK) {
-  const PHASES = ["discovery", "research", "prototype", "evolution", "submission"];
   const TERMINAL = new Set(["mission.completed", "mission.failed", "mission.cancelled"]);
   const TYPES = [
     "mission.started", "mission.completed", "mission.failed", "mission.cancelled", "phase.started",
@@ -274,7 +273,7 @@ window.AgentK = window.AgentK || {};
       if (m.start === null) { container.replaceChildren(node("p", { class: "muted", text: "no phase has started yet" })); return; }
       const span = Math.max((now - m.start) / 1000, m.meta.budget_s || 0, 1);
       const pct = (s) => `${Math.max(0, Math.min(100, (100 * s) / span)).toFixed(3)}%`;
-      const rows = PHASES.map((phase) => {
+      const rows = m.meta.phases.map((phase) => {
         const lane = node("div", { class: "lane" });
         for (const segment of m.segments.filter((s) => s.phase === phase)) {
           const from = (segment.start - m.start) / 1000;
@@ -327,7 +326,7 @@ window.AgentK = window.AgentK || {};
     ledger() {
       const m = this.mission;
       const head = node("tr", {}, ...["phase", "used", "allowance", "LLM requests", "tokens"].map((h) => node("th", { text: h })));
-      const rows = PHASES.filter((p) => m.ledger[p]).map((p) => {
+      const rows = m.meta.phases.filter((p) => m.ledger[p]).map((p) => {
         const r = m.ledger[p];
         return node("tr", {}, node("td", { text: p }), node("td", { text: seconds(r.used) }), node("td", { text: seconds(r.allowance) }),
           node("td", { text: String(r.requests || 0) }), node("td", { text: String(r.tokens || 0) }));

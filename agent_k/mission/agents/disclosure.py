@@ -113,10 +113,8 @@ def candidate_table(candidates: list[ArchivedCandidate], competition: Competitio
 
     However many generations ran, the table holds at most MAX_ROWS rows plus a fixed-size summary, so the
     Evolver's prompt stays bounded as the search goes on."""
-    scored = sorted(
-        (c for c in candidates if c.succeeded and c.cv is not None and c.fidelity >= 1.0),
-        key=lambda c: c.cv or 0.0,
-        reverse=competition.maximize,
+    scored = competition.scored_by.ranked(
+        (c for c in candidates if c.succeeded and c.cv is not None and c.fidelity >= 1.0), lambda c: c.cv
     )
     latest_generation = max((c.generation for c in candidates), default=0)
     shown: dict[str, ArchivedCandidate] = {c.key: c for c in scored[: max(1, min(limit, MAX_ROWS - LATEST))]}
@@ -151,8 +149,7 @@ def _summary(rest: list[ArchivedCandidate], competition: Competition) -> dict[st
         family = _family(c)
         counts[family] += 1
         if c.succeeded and c.cv is not None and c.fidelity >= 1.0:
-            better = max if competition.maximize else min
-            best[family] = round(better(best.get(family, c.cv), c.cv), 6)
+            best[family] = round(competition.scored_by.best((best.get(family, c.cv), c.cv)), 6)
     generations = sorted({c.generation for c in rest})
     return {
         "generations": f"{generations[0]}-{generations[-1]}",

@@ -19,6 +19,7 @@ from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import StepError
 from agent_k.ml.recipes import Script
 from agent_k.ml.search import Proposal
+from agent_k.store.status import FailureReason
 
 if TYPE_CHECKING:
     from agent_k.mission.agents.tools import PhaseTools
@@ -79,7 +80,7 @@ async def evaluate_script(deps: AgentDeps, source: str) -> ArchivedCandidate:
         parallel=1,
     )
     if not evaluated:
-        raise StepError("repair_failed", "no time was left to cross-validate the repair")
+        raise StepError(FailureReason.repair_failed, "no time was left to cross-validate the repair")
     return evaluated[0]
 
 

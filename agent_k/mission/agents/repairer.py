@@ -22,6 +22,7 @@ from agent_k.mission.context import GraphContext
 from agent_k.mission.lifecycle import book_usage
 from agent_k.mission.recovery import RepairGoal, StepError
 from agent_k.mission.state import MissionState
+from agent_k.store.status import FailureReason
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -55,13 +56,13 @@ async def repair_step(state: MissionState, mission: GraphContext, goal: RepairGo
     await mission.events.emit(RepairStarted(step=step.name, error=goal.error[:500], attempt=1), phase.value)
     try:
         if mission.model is None:
-            raise StepError("repair_failed", mission.model_error or "no model configured")
+            raise StepError(FailureReason.repair_failed, mission.model_error or "no model configured")
         deps = AgentDeps(phase=phase, state=state, mission=mission, repair=goal)
         repairer = build_repairer(mission.model, mission.settings.repair_attempts)
         try:
             result = await repairer.run(goal.prompt(), deps=deps, usage_limits=usage_limits(deps))
         except AGENT_FAILURES as exc:
-            raise StepError("repair_failed", failure_reason(exc)) from exc
+            raise StepError(FailureReason.repair_failed, failure_reason(exc)) from exc
         usage = result.usage
         cost = cost_usd_of(result.new_messages())
         book_usage(state, phase, tokens=usage.total_tokens or 0, requests=usage.requests, cost_usd=cost)

@@ -10,6 +10,7 @@ from agent_k.events.models import EventData
 from agent_k.mission.context import GraphContext
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import MissionResult, MissionState
+from agent_k.store.status import FailureReason
 
 PhaseContext = GraphRunContext[MissionState, GraphContext]
 
@@ -27,7 +28,7 @@ class PhaseNode(BaseNode[MissionState, GraphContext, MissionResult]):
         await ctx.deps.events.emit(data, self.phase.value)
 
     @staticmethod
-    def fail(ctx: PhaseContext, reason: str, detail: str) -> End[MissionResult]:
+    def fail(ctx: PhaseContext, reason: FailureReason, detail: str) -> End[MissionResult]:
         """End the mission as failed with a reason code; the runner records the phase as failed."""
         detail = ctx.deps.scrub(detail)
         ctx.state.errors.append(f"{reason}: {detail}")

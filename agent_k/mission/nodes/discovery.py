@@ -18,6 +18,7 @@ from agent_k.mission.nodes.research import ResearchNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import MissionResult, MissionState
 from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported
+from agent_k.store.status import FailureReason
 
 
 def rank_competitions(competitions: list[Competition], criteria: Criteria) -> list[Competition]:
@@ -80,18 +81,20 @@ class DiscoveryNode(PhaseNode):
             try:
                 named = await deps.platform.get_competition(criteria.competition)
             except (CompetitionNotFound, CompetitionUnsupported) as exc:
-                return self.fail(ctx, "no_matching_competition", str(exc))
+                return self.fail(ctx, FailureReason.no_matching_competition, str(exc))
             matches = [named]
         else:
             matches = rank_competitions(await deps.platform.list_competitions(criteria), criteria)
         if not matches:
             state.discovered_competitions = []
-            return self.fail(ctx, "no_matching_competition", f"no competition fits {criteria.model_dump_json()}")
+            return self.fail(
+                ctx, FailureReason.no_matching_competition, f"no competition fits {criteria.model_dump_json()}"
+            )
         if len(matches) > 1:
             try:
                 matches = await lobbyist_ranking(state, deps, matches)
             except AgentFailed as exc:
-                return self.fail(ctx, "agent_failed", str(exc))
+                return self.fail(ctx, FailureReason.agent_failed, str(exc))
         state.discovered_competitions = [c.id for c in matches]
 
         competition = matches[0] if criteria.competition else await deps.platform.get_competition(matches[0].id)

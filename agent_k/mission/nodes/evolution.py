@@ -32,7 +32,7 @@ from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import EvolutionState, MissionResult
 from agent_k.ml.recipes import Prior
 from agent_k.ml.search import EXPLORE, PATIENCE, WIDE_EXPLORE, improved, propose
-from agent_k.store.status import CandidateStatus
+from agent_k.store.status import CandidateStatus, FailureReason
 
 GENERATION = Step(Phase.evolution, "generation", "breed and cross-validate one generation of candidates")
 MIN_GENERATION_S = 2.0
@@ -52,7 +52,7 @@ class EvolutionNode(PhaseNode):
         state, deps = ctx.state, ctx.deps
         evolution = state.evolution_state
         if evolution.best_candidate_key is None:
-            return self.fail(ctx, "no_candidate", "evolution has no valid candidate to submit")
+            return self.fail(ctx, FailureReason.no_candidate, "evolution has no valid candidate to submit")
         if evolution.stop_reason is None:
 
             async def generation() -> bool:
@@ -61,13 +61,13 @@ class EvolutionNode(PhaseNode):
                 except AgentFailed:
                     raise
                 except Exception as exc:  # the step's boundary: its strategy decides, not a traceback
-                    raise StepError("generation_failed", f"{type(exc).__name__}: {exc}") from exc
+                    raise StepError(FailureReason.generation_failed, f"{type(exc).__name__}: {exc}") from exc
                 return True
 
             try:
                 ran = await run_step(state, deps, GENERATION, generation, can_ignore=True)
             except AgentFailed as exc:
-                return self.fail(ctx, "agent_failed", str(exc))
+                return self.fail(ctx, FailureReason.agent_failed, str(exc))
             except StepError as failed:
                 return self.fail(ctx, failed.reason, failed.detail)
             if ran is None:  # ignored: the search stops with what it has, and Submission follows

@@ -27,6 +27,7 @@ from agent_k.mission.state import MissionResult
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.sandbox import shared_reader
 from agent_k.ml.search import Proposal, first_recipes, ranked
+from agent_k.store.status import FailureReason
 
 MODEL_MIN_S = 2.0
 """Models are not started with less than this before Evolution's deadline: a cold one takes ~1.5 s on idle
@@ -113,4 +114,4 @@ class PrototypeNode(PhaseNode):
             )
             return prior
         errors = tuple(f"{c.recipe.summary()}: {(c.error or c.status).splitlines()[0]}" for c in tried)
-        raise StepError("no_valid_baseline", "; ".join(errors) or "no time left for a baseline", errors)
+        raise StepError(FailureReason.no_valid_baseline, "; ".join(errors) or "no time left for a baseline", errors)

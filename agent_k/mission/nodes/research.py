@@ -24,6 +24,7 @@ from agent_k.ml.gallery import examples, previews
 from agent_k.ml.profiling import profile, recommended_families
 from agent_k.ml.sandbox import gpu_devices
 from agent_k.ml.tables import write_tables
+from agent_k.store.status import FailureReason
 
 PROFILE = Step(Phase.research, "profile", "read the competition's files and profile them for modelling")
 FEATURES = Step(Phase.research, "features", "featurise the competition's media files once, for every candidate")
@@ -56,7 +57,7 @@ class ResearchNode(PhaseNode):
                 if len(train) >= TABLES_MIN_ROWS:
                     unwritten = await run_blocking(write_tables, {"train.csv": train, "test.csv": test}, data_dir)
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise StepError("research_failed", f"cannot profile the data: {exc}") from exc
+                raise StepError(FailureReason.research_failed, f"cannot profile the data: {exc}") from exc
             return findings, unwritten
 
         try:
@@ -77,7 +78,7 @@ class ResearchNode(PhaseNode):
         try:
             plan = await scientist_plan(state, ctx.deps)
         except AgentFailed as exc:
-            return self.fail(ctx, "agent_failed", str(exc))
+            return self.fail(ctx, FailureReason.agent_failed, str(exc))
         if plan is not None:
             await self._apply(ctx, plan)
         features = len(findings.columns) + (findings.media.features if findings.media else 0)
@@ -123,7 +124,7 @@ class ResearchNode(PhaseNode):
             media = await featurise(competition, data_dir, work, plan, limits, models=deps.settings.models_dir,
                                     progress=progress, parallel=deps.settings.parallel_evaluations)  # fmt: skip
         except (FeaturesFailed, OSError, ValueError) as exc:
-            raise StepError("research_failed", f"cannot featurise the media files: {exc}") from exc
+            raise StepError(FailureReason.research_failed, f"cannot featurise the media files: {exc}") from exc
         train = await asyncio.to_thread(pd.read_csv, data_dir / "train.csv")
         items = examples(competition, train, await asyncio.to_thread(previews, work))
         if items:

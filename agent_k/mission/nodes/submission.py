@@ -40,6 +40,7 @@ from agent_k.platforms.submissions import (
     find_by_key,
     wait_for_score,
 )
+from agent_k.store.status import FailureReason
 
 UPLOAD = Step(Phase.submission, "upload", "submit the validated file exactly once and get it scored")
 FILE_BYTES = MAX_FILE_MB * 2**20
@@ -63,7 +64,7 @@ class SubmissionNode(PhaseNode):
         best_key = state.evolution_state.best_candidate_key
         assert competition is not None and state.data_dir is not None
         if best_key is None:
-            return self.fail(ctx, "no_candidate", "nothing to submit")
+            return self.fail(ctx, FailureReason.no_candidate, "nothing to submit")
         if best_key == Prior().key and not state.notes:
             why = state.prior_reason or "no model beat it"
             state.notes.append(f"submitted the training prior (class frequencies or the mean), not a model: {why}")
@@ -79,7 +80,7 @@ class SubmissionNode(PhaseNode):
                 ours=best_key == Prior().key,
             )
         except InvalidSubmission as exc:
-            return self.fail(ctx, "invalid_submission", str(exc))
+            return self.fail(ctx, FailureReason.invalid_submission, str(exc))
         if competition.media is not None:
             await self._show_mistakes(ctx, candidate_dir(deps.mission_dir, best_key))
 
@@ -89,13 +90,13 @@ class SubmissionNode(PhaseNode):
             except SubmissionQuotaRefused:
                 raise  # retrying cannot help before the quota resets
             except (PlatformError, httpx.HTTPError) as exc:
-                raise StepError("submission_failed", f"{deps.platform.name}: {exc}") from exc
+                raise StepError(FailureReason.submission_failed, f"{deps.platform.name}: {exc}") from exc
 
         try:
             uploaded = await run_step(state, deps, UPLOAD, upload)
         except (QuotaExhausted, SubmissionQuotaRefused) as exc:
             detail = f"{exc}; the file is ready at {submission_file}; then: agent-k resume {state.mission_id}"
-            return self.fail(ctx, "submission_quota_exhausted", detail)
+            return self.fail(ctx, FailureReason.submission_quota_exhausted, detail)
         except StepError as failed:
             return self.fail(ctx, failed.reason, failed.detail)
         assert uploaded is not None  # an upload cannot be ignored
@@ -108,7 +109,7 @@ class SubmissionNode(PhaseNode):
         if submitted.status is SubmissionStatus.error:
             await asyncio.to_thread(deps.store.update_submission, state.mission_id, key, status="error")
             reason = f"{deps.platform.name} rejected submission {submitted.id}: {submitted.error}"
-            return self.fail(ctx, "submission_error", reason)
+            return self.fail(ctx, FailureReason.submission_error, reason)
         state.scores = Scores(public_score=submitted.public_score, private_score=submitted.private_score)
         if submitted.status is SubmissionStatus.pending:
             await self.emit(ctx, Log(message=f"submission {submitted.id} is still being scored after {wait_s:.0f} s"))
@@ -184,7 +185,7 @@ class SubmissionNode(PhaseNode):
         except LeaderboardIncomplete as exc:
             await self.emit(ctx, Log(message=f"no rank: {exc}"))
             return
-        place = team_standing(board, team, maximize=competition.maximize)
+        place = team_standing(board, team, competition.scored_by)
         if place is None:
             await self.emit(ctx, Log(message=f"team '{team}' is not on the leaderboard of {competition.id} yet"))
             return

@@ -7,6 +7,8 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Literal
 
+from agent_k.competition.registry import metric_named
+
 TaskKind = Literal["binary", "multiclass", "regression"]
 
 
@@ -33,4 +35,4 @@ def load_tasks(path: Path) -> list[Task]:
 
 def error_metric(metric: str, score: float) -> float:
     """A task's score as an error, lower better: 1 - AUC (binary), log loss (multiclass), RMSE (regression)."""
-    return 1.0 - score if metric == "auc" else score
+    return 1.0 - score if metric_named(metric).maximize else score

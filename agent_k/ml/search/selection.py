@@ -53,7 +53,7 @@ class Proposal:
 def ranked(archive: list[Scored], competition: Competition) -> list[Scored]:
     """Scored candidates, best first."""
     scored = [s for s in archive if s.cv is not None]
-    return sorted(scored, key=lambda s: s.cv or 0.0, reverse=competition.maximize)
+    return competition.scored_by.ranked(scored, lambda s: s.cv)
 
 
 def niche_elites(archive: list[Scored], competition: Competition) -> list[Scored]:
@@ -68,12 +68,12 @@ def improved(new: float, old: float | None, competition: Competition) -> bool:
     if old is None:
         return True
     margin = MIN_IMPROVEMENT * max(abs(old), 1e-9)
-    return new > old + margin if competition.maximize else new < old - margin
+    return competition.better(new, old + (margin if competition.maximize else -margin))
 
 
 def feature_options(findings: ResearchFindings, competition: Competition, drop: tuple[str, ...]) -> FeatureOptions:
     forecast = findings.cv.kind == "forward" and competition.task is TaskType.regression
-    rmsle = competition.metric == "rmsle"
+    log_scale = competition.scored_by.log_scale
     # A forecast's time columns become calendar features and leave the table: no operation may name them.
     timed = set(findings.cv.time.columns) if findings.cv.kind == "forward" and findings.cv.time else set()
     gone = {*drop, *findings.id_like, *timed}
@@ -91,10 +91,10 @@ def feature_options(findings: ResearchFindings, competition: Competition, drop: 
         ratios=tuple(combinations([c.name for c in informative], 2)),
         dates=tuple(c.name for c in usable if c.kind == "datetime"),
         categorical=tuple(c.name for c in usable if c.kind == "categorical"),
-        log_target=competition.task is TaskType.regression and ((findings.target.skew or 0.0) > 0.5 or rmsle),
+        log_target=competition.task is TaskType.regression and ((findings.target.skew or 0.0) > 0.5 or log_scale),
         text=tuple(c for c in findings.text_columns if c not in drop),
         forecast=forecast,
-        learn_logs=rmsle,
+        learn_logs=log_scale,
         positive_target=findings.target.positive,
     )
 

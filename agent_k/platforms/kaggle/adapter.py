@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_k._blocking import run_blocking
-from agent_k.competition import Competition, Criteria, MetricName
+from agent_k.competition import Competition, Criteria
 from agent_k.platforms.archive import safe_extract
 from agent_k.platforms.base import (
     CompetitionNotFound,
@@ -245,7 +245,7 @@ def _slug(item: dict[str, Any]) -> str:
     return str(item.get("ref", "")).rstrip("/").rsplit("/", 1)[-1]
 
 
-def _unusable(item: dict[str, Any], metric: MetricName | None) -> str | None:
+def _unusable(item: dict[str, Any], metric: str | None) -> str | None:
     """Why a listed competition cannot be entered by a mission, or None."""
     if item.get("submissionsDisabled"):
         return "submissions are disabled"
@@ -256,7 +256,7 @@ def _unusable(item: dict[str, Any], metric: MetricName | None) -> str | None:
     return None
 
 
-def _listing(item: dict[str, Any], metric: MetricName) -> Competition:
+def _listing(item: dict[str, Any], metric: str) -> Competition:
     slug = _slug(item)
     return Competition(
         id=slug,

@@ -22,15 +22,11 @@ from typing import Literal
 import httpx
 from pydantic import SecretStr
 
-from agent_k.platforms.base import PlatformError
+from agent_k.platforms.base import CredentialsMissing
 
 log = logging.getLogger("agent_k.kaggle")
 
 TOKEN_FILES = ("access_token", "access_token.txt")
-
-
-class CredentialsMissing(PlatformError):
-    """No usable Kaggle credentials; the message names what is missing and where it was looked for."""
 
 
 class _BearerAuth(httpx.Auth):

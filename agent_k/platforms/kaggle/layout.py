@@ -13,68 +13,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, TaskType
-from agent_k.competition.kinds import LABEL_METRICS, MULTILABEL_METRICS
+from agent_k.competition import Competition, TaskType
 from agent_k.competition.models import MEDIA_FOLDER, MediaSpec
+from agent_k.competition.registry import declared_metrics, metric_named
 from agent_k.platforms.base import PlatformError
 from agent_k.platforms.layouts import LayoutError, arrange_folder
-from agent_k.platforms.local.materialise import CompetitionInputError, infer_task, sample_submission
+from agent_k.platforms.targets import CompetitionInputError, infer_task, sample_submission
 
-_METRIC_NAMES: tuple[tuple[str, MetricName], ...] = (
-    ("mean columnwise auc", "mean_auc"),
-    ("mean column-wise auc", "mean_auc"),
-    ("column-wise mean auc", "mean_auc"),
-    ("columnwise roc auc", "mean_auc"),
-    ("mean columnwise log loss", "mean_logloss"),
-    ("mean column-wise log loss", "mean_logloss"),
-    ("mean columnwise root mean squared", "rmse"),
-    ("mcrmse", "rmse"),
-    ("root mean squared logarithmic error", "rmsle"),
-    ("root mean squared log error", "rmsle"),
-    ("rmsle", "rmsle"),
-    ("symmetric mean absolute percentage", "smape"),
-    ("smape", "smape"),
-    ("mean absolute percentage error", "mape"),
-    ("mape", "mape"),
-    ("median absolute error", "medae"),
-    ("quadratic weighted kappa", "qwk"),
-    ("quadratic kappa", "qwk"),
-    ("qwk", "qwk"),
-    ("cohen kappa", "qwk"),
-    ("matthews correlation", "mcc"),
-    ("mcc", "mcc"),
-    ("balanced accuracy", "balanced_accuracy"),
-    ("normalized gini", "gini"),
-    ("gini", "gini"),
-    ("macro f1", "f1_macro"),
-    ("f1 macro", "f1_macro"),
-    ("macro-averaged f1", "f1_macro"),
-    ("macro f-score", "f1_macro"),
-    ("micro f1", "f1_micro"),
-    ("f1 micro", "f1_micro"),
-    ("micro-averaged f1", "f1_micro"),
-    ("f1", "f1"),
-    ("f-score", "f1"),
-    ("f score", "f1"),
-    ("map@", "map_at_k"),
-    ("mean average precision", "map_at_k"),
-    ("area under", "auc"),
-    ("auc", "auc"),
-    ("log loss", "logloss"),
-    ("logloss", "logloss"),
-    ("logarithmic loss", "logloss"),
-    ("multiclass loss", "logloss"),
-    ("root mean squared error", "rmse"),
-    ("root mean square error", "rmse"),
-    ("rmse", "rmse"),
-    ("mean absolute error", "mae"),
-    ("mae", "mae"),
-    ("coefficient of determination", "r2"),
-    ("r2", "r2"),
-    ("r^2", "r2"),
-    ("accuracy", "accuracy"),
-    ("categorization accuracy", "accuracy"),
-)
 _UNSCORABLE = (
     "weighted mean absolute",
     "weighted rmse",
@@ -96,12 +41,14 @@ class UnsupportedCompetition(PlatformError):
     """The competition's metric or file layout is not one a mission can work with."""
 
 
-def metric_from_kaggle(name: str) -> MetricName | None:
-    """Our metric for Kaggle's `evaluationMetric` text, or None when we cannot score it the same way."""
+def metric_from_kaggle(name: str) -> str | None:
+    """Our metric for Kaggle's `evaluationMetric` text (the one whose Kaggle name is the longest found in it), or
+    None when we cannot score it the same way."""
     text = " ".join(name.lower().replace("_", " ").split())
     if any(word in text for word in _UNSCORABLE):
         return None
-    return next((metric for needle, metric in _METRIC_NAMES if needle in text), None)
+    found = [(len(alias), metric.name) for metric in declared_metrics() for alias in metric.kaggle if alias in text]
+    return max(found)[1] if found else None
 
 
 def top_k_from_kaggle(name: str) -> int | None:
@@ -115,13 +62,9 @@ def tag_names(meta: dict[str, Any]) -> list[str]:
     return [str(t.get("name", "")) if isinstance(t, dict) else str(t) for t in meta.get("tags") or []]
 
 
-def task_hint(metric: MetricName) -> TaskType:
+def task_hint(metric: str) -> TaskType:
     """A listing's best guess before the files are read (Kaggle's metadata has no task)."""
-    if metric in REGRESSION_METRICS:
-        return TaskType.regression
-    if metric in MULTILABEL_METRICS:
-        return TaskType.multilabel
-    return TaskType.binary if metric in ("auc", "f1", "gini") else TaskType.multiclass
+    return metric_named(metric).usual_task
 
 
 def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competition:
@@ -131,6 +74,7 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
     if metric is None:
         shown = named_metric or "no metric Kaggle names"
         raise UnsupportedCompetition(f"'{slug}' is scored by '{shown}', which AGENT-K cannot compute the same way")
+    declared = metric_named(metric)
     try:
         arranged = arrange_folder(raw, slug, scratch=raw.with_name("unzipped"))
         task, classes = infer_task(arranged.train, arranged.targets, metric)
@@ -143,8 +87,9 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
                                      "instead of an id, a format AGENT-K does not submit to Kaggle")  # fmt: skip
     if arranged.classes is not None:
         classes = arranged.classes
-        task = TaskType.binary if len(classes) == 2 and metric not in ("logloss",) else TaskType.multiclass
-    if metric in LABEL_METRICS and arranged.classes is not None:
+        several = declared.kernel_of_classes is not None  # scored on the class matrix, whatever its width
+        task = TaskType.binary if len(classes) == 2 and not several else TaskType.multiclass
+    if declared.scored_on == "labels" and arranged.classes is not None:
         raise UnsupportedCompetition(f"'{slug}': {metric} scores labels, but the submission wants one column per class")
     spec = Competition(
         id=slug,
@@ -156,7 +101,7 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
         targets=arranged.targets if len(arranged.targets) > 1 else None,
         id_column=arranged.id_column,
         classes=classes,
-        top_k=(top_k_from_kaggle(named_metric) or 3) if metric == "map_at_k" else None,
+        top_k=(top_k_from_kaggle(named_metric) or 3) if declared.top_k else None,
         n_train=len(arranged.train),
         n_test=len(arranged.test),
         n_features=len([c for c in arranged.test.columns if c != arranged.id_column]),

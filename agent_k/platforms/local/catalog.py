@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agent_k.competition import MetricName, TaskType
+from agent_k.competition import TaskType
 from agent_k.competition.models import MediaKind
 from agent_k.platforms.local import datasets, media_datasets
 from agent_k.platforms.local.splits import RANDOM, HiddenRows
@@ -20,7 +20,7 @@ class BuiltinCompetition:
     id: str
     title: str
     target: str
-    metric: MetricName
+    metric: str
     source: str
     description: str
     load: Callable[[], pd.DataFrame] | None

@@ -17,20 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import REGRESSION_METRICS, Competition, MetricName, PredictionKind, TaskType
-from agent_k.competition.kinds import BINARY_METRICS, MULTILABEL_METRICS
+from agent_k.competition import Competition
 from agent_k.competition.metrics import normalize_labels
 from agent_k.competition.models import MEDIA_FOLDER, MediaKind, MediaSpec
+from agent_k.competition.registry import metric_named
 from agent_k.platforms.base import link_or_copy
 from agent_k.platforms.local.splits import RANDOM, SEED, HiddenRows, hidden_mask
+from agent_k.platforms.targets import CompetitionInputError, infer_task, sample_submission
 
 PUBLIC_FRACTION = 0.5
-MAX_CLASSES = 200
-MAX_RANKED_CLASSES = 5000
-
-
-class CompetitionInputError(ValueError):
-    """The tables given for a new competition cannot make one; the message says why."""
 
 
 @dataclass
@@ -41,63 +36,6 @@ class PreparedCompetition:
     solution: pd.DataFrame | None
     files: dict[str, Path] = field(default_factory=dict)
     """A media competition's files: their paths under `public/media/`, and where they lie now."""
-
-
-def sorted_classes(labels: pd.Series) -> list[str]:
-    """Distinct labels in their natural order: numbers by value (so "10" follows "9"), text alphabetically."""
-    values = sorted(normalize_labels(labels).unique().tolist())
-    try:
-        return sorted(values, key=float)
-    except ValueError:
-        return values
-
-
-def infer_task(train: pd.DataFrame, targets: list[str], metric: MetricName) -> tuple[TaskType, list[str] | None]:
-    """The task the target column(s) and the metric make, and the classes; `CompetitionInputError` when they
-    do not go together."""
-    if len(targets) > 1:
-        return _several(train, targets, metric), None
-    target = train[targets[0]]
-    if metric in MULTILABEL_METRICS:
-        raise CompetitionInputError(f"metric {metric} averages several 0/1 target columns; give them with --targets")
-    if metric in REGRESSION_METRICS:
-        if not pd.api.types.is_numeric_dtype(target):
-            raise CompetitionInputError(f"metric {metric} needs a numeric target")
-        if metric in ("rmsle", "mape") and (target < 0).any():
-            raise CompetitionInputError(f"metric {metric} needs a target without negative values")
-        return TaskType.regression, None
-    classes = sorted_classes(target)
-    limit = MAX_RANKED_CLASSES if metric == "map_at_k" else MAX_CLASSES
-    if len(classes) < 2:
-        raise CompetitionInputError("the target has fewer than two classes")
-    if len(classes) > limit:
-        raise CompetitionInputError(f"the target has {len(classes)} classes; use a regression metric")
-    if metric in BINARY_METRICS and len(classes) != 2:
-        raise CompetitionInputError(f"metric {metric} is for two classes; the target has {len(classes)}")
-    if metric == "qwk":
-        try:
-            [float(c) for c in classes]
-        except ValueError:
-            raise CompetitionInputError("quadratic weighted kappa needs classes that are numbers (ordered)") from None
-    if metric == "gini" and len(classes) != 2:
-        raise CompetitionInputError("the normalized Gini of classes needs two of them (or a numeric target)")
-    return (TaskType.binary if len(classes) == 2 else TaskType.multiclass), classes
-
-
-def _several(train: pd.DataFrame, targets: list[str], metric: MetricName) -> TaskType:
-    numeric = [t for t in targets if pd.api.types.is_numeric_dtype(train[t])]
-    if numeric != targets:
-        raise CompetitionInputError(f"several targets must be numbers; not: {[t for t in targets if t not in numeric]}")
-    if metric in MULTILABEL_METRICS:
-        odd = [t for t in targets if not train[t].dropna().isin([0, 1]).all()]
-        if odd:
-            raise CompetitionInputError(f"metric {metric} needs 0/1 targets; not: {odd}")
-        return TaskType.multilabel
-    if metric in REGRESSION_METRICS:
-        return TaskType.multioutput
-    raise CompetitionInputError(
-        f"several targets are scored by mean_auc or mean_logloss (0/1 columns) or a regression metric, not {metric}"
-    )
 
 
 def _ensure_id(frame: pd.DataFrame, id_column: str | None) -> tuple[pd.DataFrame, str]:
@@ -129,7 +67,7 @@ def prepare(
     train: pd.DataFrame,
     *,
     target: str,
-    metric: MetricName,
+    metric: str,
     id_column: str | None = None,
     test: pd.DataFrame | None = None,
     solution: pd.DataFrame | None = None,
@@ -160,7 +98,7 @@ def prepare(
     if len(train) < 20:
         raise CompetitionInputError("the training table needs at least 20 labelled rows")
     task, classes = infer_task(train, target_columns, metric)
-    if metric == "map_at_k":
+    if metric_named(metric).top_k:
         top_k = top_k or 3
 
     if test is None:
@@ -231,29 +169,6 @@ def _check_solution(solution: pd.DataFrame, test: pd.DataFrame, id_column: str, 
     if set(normalize_labels(solution[id_column])) != set(normalize_labels(test[id_column])):
         raise CompetitionInputError("the solution ids do not match the test ids")
     return solution[[id_column, *targets]]
-
-
-def sample_submission(spec: Competition, test: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
-    """The format to submit, filled with a constant guess (the most frequent label, the mean, even odds)."""
-    frame = pd.DataFrame({spec.id_column: test[spec.id_column].to_numpy()})
-    kind = spec.prediction
-    if spec.task in (TaskType.regression, TaskType.multioutput):
-        for column in spec.target_columns:
-            frame[column] = float(train[column].mean())
-    elif spec.task is TaskType.multilabel:
-        for column in spec.target_columns:
-            frame[column] = 0.5
-    elif kind is PredictionKind.value:
-        frame[spec.target] = normalize_labels(train[spec.target]).mode().iloc[0]
-    elif kind is PredictionKind.ranked:
-        frequent = normalize_labels(train[spec.target]).value_counts().index[: spec.top_k or 1]
-        frame[spec.target] = " ".join(frequent)
-    elif kind is PredictionKind.probability:
-        frame[spec.target] = 0.5
-    else:
-        for label in spec.classes or []:
-            frame[label] = 1.0 / len(spec.classes or [1])
-    return frame
 
 
 def describe(spec: Competition) -> str:

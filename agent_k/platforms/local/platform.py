@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from agent_k._blocking import run_blocking
-from agent_k.competition import Competition, Criteria, MetricName, metrics
+from agent_k.competition import Competition, Criteria, metrics
 from agent_k.competition.columns import time_of
 from agent_k.competition.submission_format import read_submission
 from agent_k.media import missing_extra
@@ -36,6 +36,7 @@ from agent_k.platforms.local.catalog import BUILTINS, builtin
 from agent_k.platforms.local.materialise import Hints
 from agent_k.platforms.local.splits import RANDOM, TEST_FRACTION, HiddenRows
 from agent_k.platforms.local.user_files import UserTables
+from agent_k.platforms.targets import CompetitionInputError
 
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
@@ -123,18 +124,16 @@ class LocalPlatform:
         competition_id: str,
         tables: UserTables,
         *,
-        metric: MetricName,
+        metric: str,
         top_k: int | None = None,
         hidden: HiddenRows = RANDOM,
         hints: Hints = Hints(),
     ) -> Competition:
         """Create a competition from the user's tables; on any error nothing is written."""
         if not _SLUG.fullmatch(competition_id):
-            raise materialise.CompetitionInputError(
-                f"invalid name {competition_id!r}: use lowercase letters, digits and dashes"
-            )
+            raise CompetitionInputError(f"invalid name {competition_id!r}: use lowercase letters, digits and dashes")
         if competition_id in self.known_ids():
-            raise materialise.CompetitionInputError(f"competition '{competition_id}' already exists")
+            raise CompetitionInputError(f"competition '{competition_id}' already exists")
         from agent_k.platforms.local.references import reference_entries
 
         tables = tables.for_metric(metric)
@@ -167,7 +166,7 @@ class LocalPlatform:
         )  # before the lock: a failure here leaves nothing behind
         with self._lock(competition_id):
             if self._folder(competition_id).exists():
-                raise materialise.CompetitionInputError(f"competition '{competition_id}' already exists")
+                raise CompetitionInputError(f"competition '{competition_id}' already exists")
             materialise.write(prepared, self.root, leaderboard)
         return prepared.spec
 
@@ -286,8 +285,7 @@ class LocalPlatform:
         entries = [LeaderboardEntry.model_validate(e) for e in json.loads(path.read_text())]
         ours = [s for s in await self.list_submissions(competition_id) if s.public_score is not None]
         if ours:
-            sign = 1 if spec.maximize else -1
-            best = max(ours, key=lambda s: sign * (s.public_score or 0.0))
+            best = spec.scored_by.ranked(ours, lambda s: s.public_score)[0]
             entries.append(
                 LeaderboardEntry(
                     team=self.team,

@@ -123,7 +123,7 @@ def as_submission(spec: Competition, model: Any, features: pd.DataFrame) -> pd.D
     kind = spec.prediction
     if spec.task is TaskType.regression:
         values = np.asarray(model.predict(features), dtype=float)
-        return pd.DataFrame({spec.target: np.clip(values, 0, None) if spec.metric == "rmsle" else values})
+        return pd.DataFrame({spec.target: np.clip(values, 0, None) if spec.scored_by.non_negative else values})
     if kind is PredictionKind.value:
         return pd.DataFrame({spec.target: metrics.normalize_labels(pd.Series(model.predict(features))).to_numpy()})
     proba = model.predict_proba(features)

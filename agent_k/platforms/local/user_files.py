@@ -10,11 +10,13 @@ from pathlib import Path
 import pandas as pd
 
 from agent_k.competition.columns import time_of
-from agent_k.competition.kinds import MULTILABEL_METRICS, TestSplit
+from agent_k.competition.kinds import TestSplit
 from agent_k.competition.models import MediaKind
+from agent_k.competition.registry import metric_named
 from agent_k.platforms.layouts import TABLES, LayoutError, arrange_folder, from_one_hot, read_records
-from agent_k.platforms.local.materialise import CompetitionInputError, Hints
+from agent_k.platforms.local.materialise import Hints
 from agent_k.platforms.local.splits import RANDOM, HiddenRows
+from agent_k.platforms.targets import CompetitionInputError
 
 
 @dataclass
@@ -38,7 +40,7 @@ class UserTables:
     def for_metric(self, metric: str) -> UserTables:
         """For a metric scored column by column (mean AUC, mean log loss), a class column becomes one 0/1 column
         per class again, as the submission has them."""
-        if metric not in MULTILABEL_METRICS or not self.classes or len(self.targets) != 1:
+        if not metric_named(metric).columns_averaged or not self.classes or len(self.targets) != 1:
             return self
         target = self.targets[0]
 

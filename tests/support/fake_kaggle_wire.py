@@ -1,4 +1,4 @@
-"""What the fake Kaggle API (`tests.fake_kaggle`) says on the wire beside its endpoints: Kaggle's metric names,
+"""What the fake Kaggle API (`tests.support.fake_kaggle`) says on the wire beside its endpoints: Kaggle's metric names,
 the faults and uploads it tracks, error bodies, signed-storage refusals and timestamps."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Error strategies per phase (DESIGN §12), on real missions: `retry` (Submission's default) outlasts a platform
-that fails once, `ignore` (Evolution's default) ends the search with what it has when a generation's executor is
-lost, and `raise` (set in the settings) fails the mission there instead. Every failure is in `phase_history`.
-(`repair` is tests/test_amphiflow.py.)"""
+"""Error strategies per phase (docs/architecture.md, "Modes and phase contracts"), on real missions: `retry`
+(Submission's default) outlasts a platform that fails once, `ignore` (Evolution's default) ends the search with what it
+has when a generation's executor is lost, and `raise` (set in the settings) fails the mission there instead. Every
+failure is in `phase_history`. (`repair` is tests/test_amphiflow.py.)"""
 
 from __future__ import annotations
 
@@ -14,15 +14,13 @@ from typing import Any
 import pytest
 
 from agent_k.competition import Criteria
-from agent_k.competition.research import CVScheme
 from agent_k.config import Settings
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import MissionResult
-from agent_k.ml.evaluate import CompetitionData, Evaluation
+from agent_k.ml.evaluate import Evaluation
 from agent_k.ml.executors import Evaluator, LocalEvaluator
-from agent_k.ml.recipes import Solution
-from agent_k.ml.sandbox import Limits
+from agent_k.ml.requests import EvaluationRequest
 from agent_k.platforms.base import PlatformError, Submission
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
@@ -46,22 +44,11 @@ class LostExecutor(LocalEvaluator):
 
     healthy: int = 0
 
-    async def evaluate(
-        self,
-        solution: Solution,
-        data: CompetitionData,
-        cv: CVScheme,
-        workdir: Path,
-        limits: Limits,
-        *,
-        folds: int | None = None,
-        rows: int | None = None,
-        cv_only: bool = False,
-    ) -> Evaluation:
+    async def evaluate(self, request: EvaluationRequest) -> Evaluation:
         if self.healthy <= 0:
             raise ConnectionError("the executor's scheduler is gone")
         self.healthy -= 1
-        return await super().evaluate(solution, data, cv, workdir, limits, folds=folds, rows=rows, cv_only=cv_only)
+        return await super().evaluate(request)
 
 
 @pytest.fixture

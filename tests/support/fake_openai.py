@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from tests import local_server
+from tests.support import local_server
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""A runner process under attack, for `test_hostile_root.py`: `python -m tests.hostile_runner HOME WORK`.
+"""A runner process under attack, for `test_hostile_root.py`: `python -m tests.support.hostile_runner HOME WORK`.
 
-It evaluates each attack of `tests.hostile_attacks` as the Evolver's script on penguins' first fold (the real
+It evaluates each attack of `tests.support.hostile_attacks` as the Evolver's script on penguins' first fold (the real
 path: `evaluate_solution` → the harness → the sandbox), then six 131,072-column headers with an honest script
 queued behind them, and prints one JSON line: what each run returned, when the honest script's turn came and
 when it started, and this process's peak resident memory. Run as its own process so that a stalled thread or a
@@ -18,10 +18,10 @@ from pathlib import Path
 
 from agent_k.competition import Competition, CVScheme
 from agent_k.ml.evaluate import CompetitionData
-from agent_k.ml.executors import evaluate_solution
 from agent_k.ml.recipes import Script
+from agent_k.ml.requests import EvaluationRequest, evaluate_solution
 from agent_k.ml.sandbox import Limits
-from tests.hostile_attacks import ATTACKS, HEADER_FLOOD, HONEST, PRELUDE, reports
+from tests.support.hostile_attacks import ATTACKS, HEADER_FLOOD, HONEST, PRELUDE, reports
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 QUEUE_PARALLEL = 6
@@ -29,9 +29,8 @@ QUEUE_PARALLEL = 6
 
 async def _one(data: CompetitionData, code: str, workdir: Path) -> dict[str, object]:
     started = time.monotonic()
-    evaluation = await evaluate_solution(
-        Script(source=PRELUDE + code, note="hostile"), data, CV, workdir, Limits(timeout_s=60), folds=1
-    )
+    script = Script(source=PRELUDE + code, note="hostile")
+    evaluation = await evaluate_solution(EvaluationRequest(script, data, CV, workdir, Limits(timeout_s=60), folds=1))
     log = workdir / "fold0" / "stdout.log"
     return {
         "status": str(evaluation.status),

@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from agent_k.store.overview import Figures, figures
 from agent_k.store.repository import Store
-from tests.api_client import running_api
+from tests.support.api_client import running_api
 from tests.test_workers import _queue, _wait_for, _worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]

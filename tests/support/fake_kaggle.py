@@ -50,8 +50,8 @@ from fastapi.responses import JSONResponse, RedirectResponse
 
 from agent_k.competition import InvalidSubmission
 from agent_k.platforms.local import LocalPlatform
-from tests import fake_kaggle_wire as wire
-from tests.fake_kaggle_wire import KAGGLE_METRIC_NAMES, PAGE_LIMIT, Fault, Upload
+from tests.support import fake_kaggle_wire as wire
+from tests.support.fake_kaggle_wire import KAGGLE_METRIC_NAMES, PAGE_LIMIT, Fault, Upload
 
 
 @dataclass

@@ -1,0 +1,132 @@
+"""One row per member (docs/architecture.md, "Metrics" and "Platforms"): a metric and a platform each come from
+one declaration, and a new one — declared in a single file, as a plug-in would — runs a whole mission."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_diabetes
+
+from agent_k.competition import Criteria
+from agent_k.competition.metric_table import BUILTIN_METRICS
+from agent_k.config import Settings
+from agent_k.mission.launch import LaunchError, MissionSpec, check_competition
+from agent_k.mission.runner import MissionRunner
+from agent_k.platforms.local.user_files import UserTables
+from agent_k.platforms.submissions import daily_limit
+from agent_k.store.repository import Store
+from tests.support.toy_metric import WITHIN_TENTH
+from tests.support.toy_platform import SHELF
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "agent_k"
+METRIC_HOMES = {"competition/metric_table.py", "competition/measures.py"}
+"""A metric's name may appear in its declaration and its kernel; nowhere else does code act on a name."""
+DATA_NAMING_METRICS = {"platforms/local/catalog.py", "ml/portfolio/build.py"}
+"""Data, not behaviour: which metric each built-in competition (and each portfolio task) is scored by."""
+SCIKIT_LEARN_SCORERS = {"ml/profiling.py"}
+"""scikit-learn's own scorer names ("r2", "balanced_accuracy"), passed to `cross_val_score`."""
+
+
+def _strings(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    return [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def test_no_code_outside_a_declaration_names_a_metric() -> None:
+    names = {m.name for m in BUILTIN_METRICS}
+    allowed = METRIC_HOMES | DATA_NAMING_METRICS | SCIKIT_LEARN_SCORERS
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line} {value!r}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if str(path.relative_to(PACKAGE)) not in allowed
+        for line, value in _strings(path)
+        if value in names
+    ]
+    assert found == []
+
+
+def test_no_code_outside_a_platform_declaration_asks_for_a_platform_by_name() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "declaration.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Compare) and any(
+                isinstance(c, ast.Constant) and c.value in ("kaggle", "local") for c in [node.left, *node.comparators]
+            ):
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert found == []
+
+
+def test_the_design_the_code_cites_is_in_the_repository() -> None:
+    """Comments cite docs/architecture.md by section; no file outside docs/ cites a design kept elsewhere."""
+    sources = [*PACKAGE.rglob("*"), *(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]
+    citing = [
+        str(p.relative_to(ROOT)) for p in sources if p.is_file() and p != Path(__file__) and b"DESIGN" in p.read_bytes()
+    ]
+    assert citing == []
+    sections = {
+        line[3:].strip() for line in (ROOT / "docs/architecture.md").read_text().splitlines() if line[:3] == "## "
+    }
+    cited = set()
+    for path in [p for p in sources if p.suffix == ".py"]:
+        for quoted in re.findall(r'docs/architecture\.md, "([^"]+)"', path.read_text()):
+            cited.add((quoted, str(path.relative_to(ROOT))))
+    assert cited, "the code cites the architecture by section"
+    assert [c for c in cited if c[0] not in sections] == []
+
+
+def _shelf_competition(settings: Settings) -> str:
+    frame = load_diabetes(as_frame=True).frame.rename(columns={"target": "progression"})
+    shelf = SHELF.open(settings, None)  # type: ignore[arg-type]
+    spec = shelf.add("diabetes-shelf", UserTables(train=frame, targets=["progression"]), metric=WITHIN_TENTH.name)
+    assert (spec.metric, spec.task.value, spec.maximize) == ("within_tenth", "regression", True)
+    return spec.id
+
+
+@pytest.mark.slow
+def test_a_toy_metric_and_a_toy_platform_run_a_mission(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'toy.db'}"
+    settings = Settings(home=home, database_url=url, workers=2)
+    with pytest.raises(LaunchError, match="SHELF_TOKEN"):  # the declaration's credentials check
+        asyncio.run(check_competition("shelf", None, settings))
+    monkeypatch.setenv("SHELF_TOKEN", "t0ken")
+    competition = _shelf_competition(settings)
+    asyncio.run(check_competition("shelf", competition, settings))
+    with pytest.raises(LaunchError, match="unknown competition 'diabetes-shelf'"):
+        asyncio.run(check_competition("local", competition, settings))  # it is on the shelf only
+    assert daily_limit("shelf", None, None) == 2
+
+    store = Store.open(url)
+    runner = MissionRunner(settings, store)  # the platform comes from its declaration, by the mission's name
+    spec = MissionSpec(mission_id="toy", criteria=Criteria(competition=competition), time_budget=30, platform="shelf")
+    runner.create(spec)
+    result = asyncio.run(runner.run("toy"))
+    assert result.success, result.detail
+
+    events = [json.loads(e.payload) for e in store.events_after("toy")]
+    selected = next(e for e in events if e["type"] == "competition.selected")
+    assert (selected["metric"], selected["maximize"]) == ("within_tenth", True)
+    scores = [e["cv_score"] for e in events if e["type"] == "candidate.evaluated" and e.get("cv_score") is not None]
+    assert len(scores) >= 3 and all(0.0 <= s <= 1.0 for s in scores)
+
+    # The shelf scored the submission with the toy kernel: recompute it from the files by hand.
+    folder = home / "shelf" / competition
+    id_column = json.loads((folder / "public" / "competition.json").read_text())["id_column"]
+    solution = pd.read_csv(folder / "private" / "solution.csv")
+    merged = solution.merge(pd.read_csv(str(result.submission_path)), on=id_column, suffixes=("", "_p"))
+    within = np.abs(merged["progression_p"] - merged["progression"]) <= 0.1 * merged["progression"].abs()
+    private = (merged["Usage"] == "Private").to_numpy()
+    assert result.private_score == pytest.approx(float(within[private].mean()), abs=1e-9)
+    assert result.teams is not None and result.rank is not None  # ranked in the declared direction
+    store.close()
