@@ -85,6 +85,3 @@ class Metric:
 
     def best(self, scores: Iterable[float]) -> float:
         return min(scores, key=self.rank_key)
-
-    def worst(self, scores: Iterable[float]) -> float:
-        return max(scores, key=self.rank_key)
