@@ -45,6 +45,15 @@ def test_the_budget_clock_carries_time_across_processes() -> None:
     assert abs(clock.hard_remaining(Phase.submission) - (110.0 - ledger.elapsed_s)) < 1e-9
 
 
+def test_submission_keeps_four_percent_and_at_least_a_second() -> None:
+    """Submission reads, checks and uploads a file: its 4% reserve, never under 1 s unless that is over 12%."""
+    for total, evolution_end in ((300.0, 288.0), (10.0, 9.0), (5.0, 4.4), (1.0, 0.88)):
+        clock = BudgetClock(BudgetLedger(total_s=total))
+        assert clock.deadline(Phase.evolution) == pytest.approx(evolution_end)
+        assert clock.deadline(Phase.prototype) == pytest.approx(min(0.35 * total, evolution_end))
+        assert clock.deadline(Phase.submission) == total
+
+
 def test_a_budget_warning_fires_once_at_80_percent_of_a_phase(store: Store) -> None:
     store.create_mission("warn", competition=None, platform="local", mode="workflow", budget_s=100, options="{}")
     state = MissionState(mission_id="warn", current_phase=Phase.research, budget=BudgetLedger(total_s=100))

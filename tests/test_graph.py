@@ -103,5 +103,5 @@ def test_graph_command_prints_mermaid_and_validation() -> None:
     for node in ("DiscoveryNode", "ResearchNode", "PrototypeNode", "EvolutionNode", "SubmissionNode"):
         assert node in result.stdout
     assert "EvolutionNode --> decision" in result.stdout
-    assert "phase evolution: -> evolution | submission | end; ends by 88% of the budget; agent evolver" in result.stdout
+    assert "phase evolution: -> evolution | submission | end; ends by 96% of the budget; agent evolver" in result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith("valid: 5 phases, entry discovery")

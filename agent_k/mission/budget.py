@@ -12,8 +12,14 @@ from agent_k.mission.state import BudgetLedger
 
 def deadlines(contract: PhaseContract) -> dict[Phase, float]:
     """Fraction of the total budget by which each phase must end, as the contract declares. Time a phase leaves
-    unused flows on to the next; in the mission's contract the last 12% is Submission's reserve."""
+    unused flows on to the next; in the mission's contract the last 4% is Submission's reserve."""
     return {Phase(p.name): p.deadline for p in contract.phases}
+
+
+SUBMISSION_FLOOR_S = 1.0
+"""Submission keeps at least this long (reading, checking and uploading a file) where its share is less; on the
+shortest budgets, at most FLOOR_CAP of the budget."""
+FLOOR_CAP = 0.12
 
 
 WARNING_FRACTION = 0.8
@@ -54,7 +60,10 @@ class BudgetClock:
         return self.ledger.elapsed_s + running
 
     def deadline(self, phase: Phase) -> float:
-        return self.total_s * self.deadlines[phase]
+        end = self.total_s * self.deadlines[phase]
+        if phase is Phase.submission:
+            return end
+        return min(end, self.total_s - min(SUBMISSION_FLOOR_S, FLOOR_CAP * self.total_s))
 
     def remaining(self, phase: Phase) -> float:
         return max(0.0, self.deadline(phase) - self.elapsed())

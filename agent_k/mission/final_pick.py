@@ -105,7 +105,7 @@ async def final_pick(
     if best is None:
         return _pick([], None, changed=False, reason="no best candidate")
     groups = rescoring_groups(best, top, members)
-    allowance = min(timeout_s - END_MARGIN_S, PICK_SHARE * state.budget.total_s)
+    allowance = max(0.0, min(timeout_s - END_MARGIN_S, PICK_SHARE * state.budget.total_s))
     planned = plan(groups, allowance, ctx.evaluator.parallelism) if allowance >= MIN_PICK_S else []
     deadline = time.monotonic() + timeout_s - END_MARGIN_S
     data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir), findings.cv)

@@ -24,7 +24,7 @@ MISSION_CONTRACT = PhaseContract(
         PhaseSpec(
             name="evolution",
             next=("evolution", "submission", END),
-            deadline=0.88,
+            deadline=0.96,
             agent="evolver",
             strategy=ErrorStrategy.ignore,
         ),
