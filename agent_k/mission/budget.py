@@ -17,8 +17,8 @@ def deadlines(contract: PhaseContract) -> dict[Phase, float]:
 
 
 SUBMISSION_FLOOR_S = 1.0
-"""Submission keeps at least this long (reading, checking and uploading a file) where its share is less; on the
-shortest budgets, at most FLOOR_CAP of the budget."""
+"""The last phase (Submission: reading, checking and uploading a file) keeps at least this long where its share is
+less; on the shortest budgets, at most FLOOR_CAP of the budget."""
 FLOOR_CAP = 0.12
 
 
@@ -61,7 +61,7 @@ class BudgetClock:
 
     def deadline(self, phase: Phase) -> float:
         end = self.total_s * self.deadlines[phase]
-        if phase is Phase.submission:
+        if self.deadlines[phase] >= 1.0:  # the last phase: what the floor keeps for it
             return end
         return min(end, self.total_s - min(SUBMISSION_FLOOR_S, FLOOR_CAP * self.total_s))
 
