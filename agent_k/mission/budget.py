@@ -18,8 +18,9 @@ def deadlines(contract: PhaseContract) -> dict[Phase, float]:
 
 SUBMISSION_FLOOR_S = 1.0
 """The last phase (Submission: reading, checking and uploading a file) keeps at least this long where its share is
-less; on the shortest budgets, at most FLOOR_CAP of the budget."""
+less."""
 FLOOR_CAP = 0.12
+"""The most of the budget the floor may keep (what Submission kept before): on budgets under 8.3 s it is less."""
 
 
 WARNING_FRACTION = 0.8
