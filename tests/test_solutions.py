@@ -227,3 +227,42 @@ def test_several_targets_share_the_features_that_read_no_target(tmp_path: Path) 
         oofs[name] = pd.read_csv(oof)
     assert list(oofs["shared"].columns) == list(oofs["each"].columns)
     np.testing.assert_allclose(oofs["shared"].iloc[:, 2:], oofs["each"].iloc[:, 2:], atol=1e-9)
+
+
+def test_boosting_stops_early_on_a_held_out_tenth_of_a_large_table(tmp_path: Path) -> None:
+    """On more than 10,000 rows a LightGBM member stops when a held-out tenth of its fit rows stops improving: an
+    over-long, fast-learning recipe then cross-validates better than the same script made to run every round. On
+    fewer rows the switch is off and both scripts give the same out-of-fold predictions."""
+    found = builtin("mpls-stops")  # real police stops: dates, categories, missing values, string labels
+    assert found is not None and found.load is not None
+    prepared = materialise.prepare(
+        found.id, found.title, found.load(), target=found.target, metric=found.metric, hidden=found.hidden
+    )
+    spec = prepared.spec
+    options = feature_options(profile(spec, prepared.train, prepared.test), spec, ())
+    recipe = starting_recipe(ModelFamily.lightgbm, options, ())
+    overlong = {"n_estimators": 600, "learning_rate": 0.3, "num_leaves": 128, "min_child_samples": 2}
+    source = render_solution(recipe.model_copy(update={"params": {**recipe.params, **overlong}}), spec, CV)
+    assert "stops_early=True" in source
+    every_round = source.replace("EARLY_STOPPING_ROWS = 10000", "EARLY_STOPPING_ROWS = 1000000000")
+    for rows, held_out_helps in ((18_000, True), (3_000, False)):
+        data = tmp_path / str(rows)
+        data.mkdir()
+        prepared.train.head(rows).to_csv(data / "train.csv", index=False)
+        prepared.test.head(100).to_csv(data / "test.csv", index=False)
+        competition = CompetitionData.load(spec, data)
+        scores, oofs = [], []
+        for name, text in (("stops", source), ("every", every_round)):
+            script, oof = tmp_path / f"{name}.py", data / f"{name}-oof.csv"
+            script.write_text(text)
+            command = [sys.executable, str(script), "--data", str(data), "--out", "x.csv", "--oof", str(oof)]
+            completed = subprocess.run(
+                [*command, "--cv-only"], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path
+            )
+            assert completed.returncode == 0, completed.stderr
+            oofs.append(pd.read_csv(oof))
+            scores.append(float(np.mean(fold_scores(competition, asyncio.run(read_oof(competition, oof))))))
+        if held_out_helps:
+            assert scores[0] > scores[1] + 0.005, scores  # AUC 0.773 against 0.761: 600 rounds at 0.3 overfit
+        else:
+            assert oofs[0].equals(oofs[1])
