@@ -244,6 +244,7 @@ def test_boosting_stops_early_on_a_held_out_tenth_of_a_large_table(tmp_path: Pat
     overlong = {"n_estimators": 600, "learning_rate": 0.3, "num_leaves": 128, "min_child_samples": 2}
     source = render_solution(recipe.model_copy(update={"params": {**recipe.params, **overlong}}), spec, CV)
     assert "stops_early=True" in source
+    one_thread = {**os.environ, "OMP_NUM_THREADS": "1"}  # one core, as a sandbox slot: the other runs tests
     every_round = source.replace("EARLY_STOPPING_ROWS = 10000", "EARLY_STOPPING_ROWS = 1000000000")
     for rows, held_out_helps in ((18_000, True), (3_000, False)):
         data = tmp_path / str(rows)
@@ -257,7 +258,13 @@ def test_boosting_stops_early_on_a_held_out_tenth_of_a_large_table(tmp_path: Pat
             script.write_text(text)
             command = [sys.executable, str(script), "--data", str(data), "--out", "x.csv", "--oof", str(oof)]
             completed = subprocess.run(
-                [*command, "--cv-only"], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path
+                [*command, "--cv-only"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+                cwd=tmp_path,
+                env=one_thread,
             )
             assert completed.returncode == 0, completed.stderr
             oofs.append(pd.read_csv(oof))

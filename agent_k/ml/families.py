@@ -96,8 +96,6 @@ class Family:
     """Boosting that stops on a held-out tenth of a fit's rows once they stop improving (above
     `EARLY_STOPPING_ROWS`), so its rounds fit the data rather than the searched cap. HistGradientBoosting does
     this itself."""
-    stopping_defaults: Mapping[str, ParamValue] = field(default_factory=dict)
-    """Defaults that differ where its fits stop early: a high cap on the rounds, which the held-out rows cut."""
     forecast_form: Literal["ratio", "difference"] = "ratio"
     """How it predicts a forecast of a positive target relative to the series' level: trees cannot extrapolate a
     trend, so they predict ratios; a linear model extrapolates differences."""
@@ -147,7 +145,6 @@ FAMILIES: dict[ModelFamily, Family] = {
                   "subsample": 0.8, "colsample_bytree": 0.8, "reg_lambda": 0.1},
         rank=lambda data: 1 if data.wide else 0,
         fixed="subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
-        stopping_defaults={"n_estimators": 1500, "learning_rate": 0.1},
         handles_missing=True, native_categorical=True, stops_early=True, preload=("lightgbm",),
     ),
     ModelFamily.hist_gradient_boosting: Family(
