@@ -55,10 +55,6 @@ class DataTraits:
         return self.text or self.media
 
 
-EARLY_STOPPING_ROWS = 10_000
-"""Fit rows above which boosting holds out a tenth to stop on (HistGradientBoosting's own `early_stopping="auto"`
-threshold)."""
-
 FINE_TUNE_BATCH = 32
 """Images a fine-tuning step trains on: what a CPU manages, and plenty on a GPU for a network this size."""
 
@@ -92,10 +88,6 @@ class Family:
     """Reads the TF-IDF matrix itself (else text reaches it through a stacked text model)."""
     native_categorical: bool = False
     """Can split on categories themselves (LightGBM's categorical features)."""
-    stops_early: bool = False
-    """Boosting that stops on a held-out tenth of a fit's rows once they stop improving (above
-    `EARLY_STOPPING_ROWS`), so its rounds fit the data rather than the searched cap. HistGradientBoosting does
-    this itself."""
     forecast_form: Literal["ratio", "difference"] = "ratio"
     """How it predicts a forecast of a positive target relative to the series' level: trees cannot extrapolate a
     trend, so they predict ratios; a linear model extrapolates differences."""
@@ -145,7 +137,7 @@ FAMILIES: dict[ModelFamily, Family] = {
                   "subsample": 0.8, "colsample_bytree": 0.8, "reg_lambda": 0.1},
         rank=lambda data: 1 if data.wide else 0,
         fixed="subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
-        handles_missing=True, native_categorical=True, stops_early=True, preload=("lightgbm",),
+        handles_missing=True, native_categorical=True, preload=("lightgbm",),
     ),
     ModelFamily.hist_gradient_boosting: Family(
         "sklearn.ensemble", "HistGradientBoostingClassifier", "HistGradientBoostingRegressor",
