@@ -58,11 +58,19 @@ def sqlite(home: Path, tmp_path: Path) -> tuple[Path, str, Store]:
 
 
 def _mission(
-    settings: Settings, store: Store, mission_id: str, platform: LocalPlatform, evaluator: Evaluator | None = None
+    settings: Settings,
+    store: Store,
+    mission_id: str,
+    platform: LocalPlatform,
+    evaluator: Evaluator | None = None,
+    *,
+    time_budget: int = 40,
 ) -> MissionResult:
+    """A penguins mission. Its default budget leaves Evolution time to start a generation on a loaded machine, where
+    the executor's loss must show."""
     runner = MissionRunner(settings, store, platform, evaluator=evaluator)
     spec = MissionSpec(
-        mission_id=mission_id, criteria=Criteria(competition="penguins"), time_budget=20, stop_early=True
+        mission_id=mission_id, criteria=Criteria(competition="penguins"), time_budget=time_budget, stop_early=True
     )
     runner.create(spec)
     try:
@@ -84,7 +92,7 @@ def test_retry_outlasts_a_platform_that_fails_once(sqlite: tuple[Path, str, Stor
     home, url, store = sqlite
     settings = Settings(home=home, database_url=url, workers=2)
     platform = FlakyPlatform(settings.competitions_dir)
-    result = _mission(settings, store, "retried", platform)
+    result = _mission(settings, store, "retried", platform, time_budget=20)
     assert result.success and result.private_score is not None, result.detail
     [failure] = _failures(store, "retried")
     assert failure["step"] == "upload" and failure["strategy"] == "retry" and failure["attempt"] == 1
