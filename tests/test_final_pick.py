@@ -13,8 +13,6 @@ import pytest
 from agent_k.competition import Competition, Criteria, TaskType
 from agent_k.competition.research import CVScheme, ResearchFindings, TimeStructure
 from agent_k.config import Settings
-from agent_k.mission.blending import blend_reserve_s
-from agent_k.mission.budget import slowdown
 from agent_k.mission.candidates import ArchivedCandidate
 from agent_k.mission.final_pick import choose, pick_reserve_s, plan, rescoring_groups, second_split
 from agent_k.mission.launch import MissionSpec
@@ -131,28 +129,24 @@ def test_a_mission_blends_from_predictions_and_picks_over_a_second_split(setting
     assert submitted == chosen.read_bytes()
 
 
-def ran(runtimes: list[float], families: list[ModelFamily] | None = None) -> list[ArchivedCandidate]:
-    """Candidates keyed by their recipes, as archived: one niche (linear models), or one per family."""
-    made = []
-    for i, (runtime, family) in enumerate(zip(runtimes, families or [ModelFamily.linear] * 4, strict=True)):
-        recipe = default_recipe(family)
-        recipe = recipe.model_copy(update={"params": {"C": 1.0 + i}}) if family is ModelFamily.linear else recipe
-        made.append(replace(_candidate("c", 0.9 - i / 100, runtime), key=recipe.key, recipe=recipe))
-    return made
-
-
-def _state(cv: CVScheme) -> MissionState:
-    return MissionState(
+def test_the_pick_keeps_time_only_where_what_it_must_compare_fits_in_its_share() -> None:
+    cv = CVScheme(kind="stratified_kfold", n_folds=5)
+    state = MissionState(
         mission_id="m",
         selected_competition=ACCURACY,
-        research_findings=ResearchFindings.model_construct(cv=cv, n_train=1000),
+        research_findings=ResearchFindings.model_construct(cv=cv),
         budget=BudgetLedger(total_s=120),
     )
 
+    def ran(runtimes: list[float], families: list[ModelFamily] | None = None) -> list[ArchivedCandidate]:
+        """Candidates keyed by their recipes, as archived: one niche (linear models), or one per family."""
+        made = []
+        for i, (runtime, family) in enumerate(zip(runtimes, families or [ModelFamily.linear] * 4, strict=True)):
+            recipe = default_recipe(family)
+            recipe = recipe.model_copy(update={"params": {"C": 1.0 + i}}) if family is ModelFamily.linear else recipe
+            made.append(replace(_candidate("c", 0.9 - i / 100, runtime), key=recipe.key, recipe=recipe))
+        return made
 
-def test_the_pick_keeps_time_only_where_what_it_must_compare_fits_in_its_share() -> None:
-    cv = CVScheme(kind="stratified_kfold", n_folds=5)
-    state = _state(cv)
     quick = ran([1.0] * 4)
     assert pick_reserve_s(quick, state, parallel=2) == pytest.approx(1.2 * 1.0 * (3 + 4) / 2)
     assert pick_reserve_s(ran([20.0] * 4), state, parallel=2) == 0.0, "the best two need 24 s of the 18 s share"
@@ -162,15 +156,3 @@ def test_the_pick_keeps_time_only_where_what_it_must_compare_fits_in_its_share()
     assert pick_reserve_s(ran([1.0, 1.0, 1.0, 40.0], families), state, parallel=2) == 0.0, "a blend of 4: 26 s"
     state.research_findings = ResearchFindings.model_construct(cv=cv.model_copy(update={"kind": "forward"}))
     assert pick_reserve_s(quick, state, parallel=2) == 0.0, "a forecast has no second split"
-
-
-def test_a_loaded_machine_keeps_more_time_for_the_blend() -> None:
-    """The blend's costs are an idle machine's: on a loaded one the search keeps them times the slowdown, which is
-    never below 1 (the mission's own workers are idle while it blends)."""
-    state = _state(CVScheme(kind="stratified_kfold", n_folds=5))
-    families = [ModelFamily.linear, ModelFamily.lightgbm, ModelFamily.hist_gradient_boosting, ModelFamily.extra_trees]
-    pool = ran([1.0] * 4, families)
-    idle = blend_reserve_s(pool, state)
-    assert idle > 0 and blend_reserve_s(pool, state, slowdown=3.0) == pytest.approx(3 * idle)
-    assert slowdown(own_processes=10_000) == 1.0
-    assert slowdown(own_processes=0) >= 1.0

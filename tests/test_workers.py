@@ -166,7 +166,8 @@ def test_a_fleet_of_three_workers_submits_once_per_mission_through_a_kill_9(
     worker resumes it, and the time between the death and the resume is not charged to its Evolution."""
     ttl = 3.0
     missions = {f"q{i}": c for i, c in enumerate(["wine", "penguins", "titanic", "wine", "penguins", "diabetes"])}
-    store = _queue(postgres_url, home, {"q0": "wine"}, budget=30, stop_early=False)  # the one to be killed
+    # The one to be killed: 45 s leave its Evolution time after the resume on cores the other five missions load.
+    store = _queue(postgres_url, home, {"q0": "wine"}, budget=45, stop_early=False)
     _queue(postgres_url, home, {m: c for m, c in missions.items() if m != "q0"}, budget=20).close()
     env = {
         "AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": postgres_url, "AGENT_K_WORKERS": "1",

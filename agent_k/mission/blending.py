@@ -61,18 +61,17 @@ def blend_pool(candidates: list[ArchivedCandidate], state: MissionState) -> list
     return pool
 
 
-def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, *, slowdown: float = 1.0) -> float:
+def blend_reserve_s(candidates: list[ArchivedCandidate], state: MissionState) -> float:
     """The final blend's time: reading its pool's predictions, choosing the weights and stacking (none without a
     pool). Seconds whatever the members cost: the search keeps them, and only a mission of a few seconds in all can
-    have less left (then the blend is skipped rather than overrun the budget). The constants are an idle machine's:
-    `slowdown` (`agent_k.mission.budget.slowdown`) scales them to a loaded one, where the search keeps more."""
+    have less left (then the blend is skipped rather than overrun the budget)."""
     assert state.research_findings is not None
     pool = blend_pool(candidates, state)
     if len(pool) < 2:
         return 0.0
     rows = state.research_findings.n_train
     choose = max(CHOOSE_MIN_S, CHOOSE_S_PER_ROW * rows) * len(pool)
-    return slowdown * (STEP_S + READ_S_PER_MEMBER * len(pool) + choose + stack_s(state))
+    return STEP_S + READ_S_PER_MEMBER * len(pool) + choose + stack_s(state)
 
 
 def stack_s(state: MissionState) -> float:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -22,18 +21,6 @@ SUBMISSION_FLOOR_S = 1.0
 less."""
 FLOOR_CAP = 0.12
 """The most of the budget the floor may keep (what Submission kept before): on budgets under 8.3 s it is less."""
-
-
-def slowdown(own_processes: int) -> float:
-    """How many times slower than on an idle machine one more process runs now: the processes that want a core
-    (the 1-minute load average, less `own_processes`, this mission's workers, which are idle by then, plus that
-    one) per core, at least 1. Costs measured as constants on an idle machine scale by it; a candidate's measured
-    runtime already holds the load it ran under."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # no load average on this platform
-        return 1.0
-    return max(1.0, (load - own_processes + 1) / (os.cpu_count() or 1))
 
 
 WARNING_FRACTION = 0.8

@@ -15,7 +15,6 @@ from pydantic_graph import End
 from agent_k.events.models import EvolutionEnsemble, EvolutionGeneration, EvolutionPick, Log
 from agent_k.mission.agents import AgentFailed, evolver_proposals
 from agent_k.mission.blending import blend_reserve_s, final_blend
-from agent_k.mission.budget import slowdown
 from agent_k.mission.candidates import (
     archive,
     best_single,
@@ -129,10 +128,8 @@ class EvolutionNode(PhaseNode):
                 b for b in (2 * parallel, parallel) if seconds >= _cost(typical, b, parallel, rows, findings.n_train)
             ]
 
-        # The final step's time is kept: the blend (seconds, more on a loaded machine) and the pick's second split
-        # of the top few.
-        blend_s = blend_reserve_s(history, state, slowdown=slowdown(parallel))
-        remaining = window - blend_s - pick_reserve_s(history, state, parallel)
+        # The final step's time is kept: the blend (seconds) and the pick's second split of the top few.
+        remaining = window - blend_reserve_s(history, state) - pick_reserve_s(history, state, parallel)
         fits = batches(remaining)
         if not fits:
             evolution.stop_reason = "budget"
