@@ -125,8 +125,8 @@ def test_gc_frees_most_bytes_and_every_mission_still_opens(
     after = sum(_bytes(f) for f in folders)
 
     assert set(collected) == set(missions), "every mission older than the policy, and only those"
-    # The share kept (the best two's files, the data, the snapshots) is larger where the short missions ran fewer
-    # candidates, as on a loaded machine: most, not a fixed count.
+    # What stays (the best two's files, the data, the snapshots) is a larger share where the short missions ran
+    # fewer candidates, as on a loaded machine (77.6% freed in one CI run): most of the bytes, with that slack.
     assert 1 - after / before >= 0.7, f"freed {before - after} of {before} bytes"
     assert totals["bytes_before"] == before
     for name in missions:  # what it says it freed counts only files no other mission links
