@@ -18,6 +18,8 @@ from agent_k.competition.submission_format import read_submission
 from agent_k.mission.candidates import (
     ArchivedCandidate,
     Screen,
+    _may_finish,
+    _stretch,
     best_single,
     likely_runtime_s,
     screen_for,
@@ -184,6 +186,18 @@ def test_a_candidate_whose_full_cv_would_not_end_in_time_is_not_run_after_its_sc
     assert outcome == "screened_out" and len(result.fold_scores) == 1
     assert result.error and "its full CV would take" in result.error
     assert not (tmp_path / "c" / "submission.csv").exists()
+
+
+def test_boosting_whose_rounds_end_with_the_time_may_start_past_the_time_left() -> None:
+    """LightGBM ends its rounds at its share of the time (`agent_k.ml.rounds`) and comes back with fewer of them
+    where a forest would time out and leave nothing: so it starts where its likely CV is up to twice the time left,
+    a forest only where it fits."""
+    cv, limits = CVScheme(kind="kfold", n_folds=3), Limits(timeout_s=40)
+    lightgbm, forest = default_recipe(ModelFamily.lightgbm), default_recipe(ModelFamily.random_forest)
+    assert _may_finish(70, cv, None, limits, _stretch(lightgbm))
+    assert not _may_finish(70, cv, None, limits, _stretch(forest))
+    assert _may_finish(40, cv, None, limits, _stretch(forest))
+    assert not _may_finish(90, cv, None, limits, _stretch(lightgbm))
 
 
 def test_a_recipe_is_screened_when_its_family_is_costly_and_compared_with_the_third_best(tmp_path: Path) -> None:

@@ -11,15 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agent_k.ml.families import FAMILIES
+from agent_k.ml.families import EARLY_STOPPING_ROWS, FAMILIES
 from agent_k.ml.portfolio import TableShape, family_starts, load_portfolio, start_portfolio, table_shape
 from agent_k.ml.portfolio.build import BUILTIN_NAMES, PORTFOLIO, RESULTS, TABLES, assemble, configurations
 from agent_k.ml.portfolio.tasks import load_tasks
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.search import Scored, first_recipes, propose
-from agent_k.platforms.local import LocalPlatform
-from agent_k.platforms.local.catalog import BUILTINS
+from agent_k.platforms.local import LocalPlatform, materialise
+from agent_k.platforms.local.catalog import BUILTINS, builtin
 
 
 def test_the_portfolio_ships_with_the_tables_it_was_learned_on_and_none_is_a_builtin() -> None:
@@ -62,6 +62,29 @@ def test_a_plain_table_starts_from_the_configurations_learned_for_its_shape(home
                     rng=random.Random(1))  # fmt: skip
     greedy = start_portfolio(shape, families, 8)
     assert [p for p in later if (p.recipe.family, p.recipe.params) in greedy], "then the greedy portfolio's own"
+
+
+def test_a_large_table_starts_boosting_at_a_high_cap_that_its_held_out_rows_cut() -> None:
+    """Past the portfolio's sizes, where each fold's fit holds out rows to stop on, LightGBM starts from many
+    fast rounds (the held-out rows find how many); at that threshold and below, from its defaults."""
+    found = builtin("mpls-stops")  # 43,699 police stops: below the threshold as they are
+    assert found is not None and found.load is not None
+    prepared = materialise.prepare(
+        found.id, found.title, found.load(), target=found.target, metric=found.metric, hidden=found.hidden
+    )
+    spec, findings = prepared.spec, profile(prepared.spec, prepared.train, prepared.test)
+    drop, lightgbm = tuple(findings.id_like), FAMILIES[ModelFamily.lightgbm]
+    folds = findings.cv.n_folds
+    at_threshold = EARLY_STOPPING_ROWS * folds // (folds - 1)  # its folds fit on exactly EARLY_STOPPING_ROWS
+    for n_train, starts in (
+        (at_threshold + folds, {**lightgbm.defaults, **lightgbm.stopping_defaults}),
+        (at_threshold, dict(lightgbm.defaults)),
+        (findings.n_train, dict(lightgbm.defaults)),
+    ):
+        sized = findings.model_copy(update={"n_train": n_train})
+        (recipe,) = first_recipes([ModelFamily.lightgbm], sized, spec, drop)
+        assert recipe.params == starts, n_train
+    assert lightgbm.stopping_defaults and dict(lightgbm.defaults) != {**lightgbm.defaults, **lightgbm.stopping_defaults}
 
 
 def test_text_media_and_forecasts_keep_their_own_defaults(home: Path) -> None:

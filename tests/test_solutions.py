@@ -227,3 +227,74 @@ def test_several_targets_share_the_features_that_read_no_target(tmp_path: Path) 
         oofs[name] = pd.read_csv(oof)
     assert list(oofs["shared"].columns) == list(oofs["each"].columns)
     np.testing.assert_allclose(oofs["shared"].iloc[:, 2:], oofs["each"].iloc[:, 2:], atol=1e-9)
+
+
+def _mpls_stops(rows: int, tmp_path: Path) -> tuple[CompetitionData, str]:
+    """The first `rows` of mpls-stops (real police stops: dates, categories, missing values, string labels) in a
+    folder of their own, and a LightGBM recipe's script over them: 128 leaves at rate 0.3, which overfits soon."""
+    found = builtin("mpls-stops")
+    assert found is not None and found.load is not None
+    prepared = materialise.prepare(
+        found.id, found.title, found.load(), target=found.target, metric=found.metric, hidden=found.hidden
+    )
+    spec = prepared.spec
+    options = feature_options(profile(spec, prepared.train, prepared.test), spec, ())
+    recipe = starting_recipe(ModelFamily.lightgbm, options, ())
+    overlong = {"n_estimators": 600, "learning_rate": 0.3, "num_leaves": 128, "min_child_samples": 2}
+    source = render_solution(recipe.model_copy(update={"params": {**recipe.params, **overlong}}), spec, CV)
+    data = tmp_path / str(rows)
+    data.mkdir()
+    prepared.train.head(rows).to_csv(data / "train.csv", index=False)
+    prepared.test.head(100).to_csv(data / "test.csv", index=False)
+    return CompetitionData.load(spec, data), source
+
+
+def _cross_validate(
+    competition: CompetitionData, source: str, name: str, *args: str, timeout: float = 300
+) -> tuple[list[float], pd.DataFrame]:
+    """The script's fold scores and out-of-fold predictions, run on one thread (as a sandbox slot: the other core
+    runs tests)."""
+    data = competition.data_dir
+    script, oof = data / f"{name}.py", data / f"{name}-oof.csv"
+    script.write_text(source)
+    command = [sys.executable, str(script), "--data", str(data), "--out", "x.csv", "--oof", str(oof), "--cv-only"]
+    one_thread = {**os.environ, "OMP_NUM_THREADS": "1"}
+    completed = subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=timeout, check=False, env=one_thread, cwd=data
+    )
+    assert completed.returncode == 0, completed.stderr
+    return fold_scores(competition, asyncio.run(read_oof(competition, oof))), pd.read_csv(oof)
+
+
+def test_boosting_stops_early_on_a_held_out_tenth_of_a_large_table(tmp_path: Path) -> None:
+    """Past `EARLY_STOPPING_ROWS` fit rows a LightGBM member stops when a held-out tenth of them stops improving: an
+    over-long, fast-learning recipe then cross-validates better than the same script made to run every round. On
+    fewer rows the switch is off and both scripts give the same out-of-fold predictions. (The threshold is lowered
+    in the stopping copy, so that a few thousand rows show it.)"""
+    for rows, held_out_helps in ((18_000, True), (3_000, False)):
+        competition, every_round = _mpls_stops(rows, tmp_path)
+        assert "stops_early=True" in every_round and "EARLY_STOPPING_ROWS = 100000" in every_round
+        stops = every_round.replace("EARLY_STOPPING_ROWS = 100000", "EARLY_STOPPING_ROWS = 10000")
+        (stopped, stopped_oof), (full, full_oof) = (
+            (float(np.mean(scores)), oof)
+            for scores, oof in (
+                _cross_validate(competition, source, name)
+                for name, source in (("stops", stops), ("every", every_round))
+            )
+        )
+        if held_out_helps:
+            assert stopped > full + 0.005, (stopped, full)  # AUC 0.773 against 0.761: 600 rounds at 0.3 overfit
+        else:
+            assert stopped_oof.equals(full_oof)
+
+
+def test_boosting_ends_its_rounds_at_its_share_of_the_run_s_time(tmp_path: Path) -> None:
+    """Given `--seconds`, a LightGBM member stops adding rounds at its fit's share of the time left: a recipe of
+    50,000 rounds (minutes on one thread) cross-validates in about the time given, and still predicts every row.
+    The first fold cut short sets the rounds of the next, so the last fold is a model too, not a round or two."""
+    competition, source = _mpls_stops(18_000, tmp_path)
+    endless = source.replace("n_estimators=600", "n_estimators=50000")
+    assert endless != source
+    scores, oof = _cross_validate(competition, endless, "timed", "--seconds", "6", timeout=60)
+    assert len(oof) == 18_000 and oof.notna().all().all()
+    assert min(scores) > 0.7, scores  # each fold a few seconds' rounds: a real model, not a constant (AUC 0.5)

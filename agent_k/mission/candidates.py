@@ -20,6 +20,7 @@ from agent_k.mission.phases import Phase
 from agent_k.mission.state import CandidateMemory, MissionState
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.executors import Evaluator
+from agent_k.ml.families import TIMED_ROUNDS_STRETCH
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, Solution, load_solution
 from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits, UntrustedOutput, read_regular
@@ -312,7 +313,7 @@ async def evaluate_proposals(
     scored = competition.scored_by.ranked(scored, lambda pe: pe[1].cv_mean)
     left = timeout_s - (time.monotonic() - started)
     better_half = scored[: (len(scored) + 1) // 2]
-    promoted = {p.recipe.key for p, e in better_half if e.runtime_s / max(fidelity, 1e-3) <= left}
+    promoted = {p.recipe.key for p, e in better_half if e.runtime_s / max(fidelity, 1e-3) <= left * _stretch(p.recipe)}
     bar = better_half[-1][1].cv_mean if better_half else None
 
     async def one(proposal: Proposal) -> ArchivedCandidate | None:
@@ -334,7 +335,7 @@ async def evaluate_proposals(
             async with semaphore:
                 likely = likely_runtime_s(recipe, history)
                 quick = screen_for(history, competition, findings.cv, likely) if screen and not look else None
-                if (now := bounded()) is None or not _may_finish(likely, findings.cv, quick, now):
+                if (now := bounded()) is None or not _may_finish(likely, findings.cv, quick, now, _stretch(recipe)):
                     return None
                 with tracing.span("candidate", ctx.phase_span, key=recipe.key, recipe=recipe.summary()[:200]):
                     result, status = await screen_then_evaluate(
@@ -358,13 +359,18 @@ async def evaluate_proposals(
     return [c for c in await asyncio.gather(*(one(p) for p in proposals)) if c is not None]
 
 
-def _may_finish(likely_s: float | None, cv: CVScheme, screen: Screen | None, limits: Limits) -> bool:
+def _stretch(solution: Solution) -> float:
+    """How far past the time left its projected cost may go: further where its boosting rounds end with the time."""
+    return TIMED_ROUNDS_STRETCH if isinstance(solution, Recipe) and solution.family.spec.stops_early else 1.0
+
+
+def _may_finish(likely_s: float | None, cv: CVScheme, screen: Screen | None, limits: Limits, stretch: float) -> bool:
     """Whether a candidate's first step (its screened fold, or its full CV) likely ends within the time left; one
     that would only time out is not started (a costly family late in a generation, where a blend's time is next)."""
     if likely_s is None:
         return True
     first = likely_s * screen.folds / (cv.n_folds + 1) if screen else likely_s
-    return first <= limits.timeout_s
+    return first <= limits.timeout_s * stretch
 
 
 async def screen_then_evaluate(
@@ -391,7 +397,7 @@ async def screen_then_evaluate(
             return quick, CandidateStatus.screened_out
         spent = quick.runtime_s
         likely, left = spent * cv.n_folds / screen.folds, limits.timeout_s - spent
-        if likely > left:
+        if likely > left * _stretch(recipe):
             quick.error = f"screened out: its full CV would take ~{likely:.0f} s, {left:.0f} s were left"
             return quick, CandidateStatus.screened_out
     rest = replace(limits, timeout_s=limits.timeout_s - spent)

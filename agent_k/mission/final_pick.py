@@ -215,7 +215,8 @@ async def _rescore(
                 return
             folder, now = candidate.folder / RESPLIT, replace(limits, timeout_s=left)
             try:
-                request = EvaluationRequest(candidate.recipe, data, cv, folder, now, cv_only=True)
+                # Scored as searched: a recipe cut short by the time left would lose the pick for the time alone.
+                request = EvaluationRequest(candidate.recipe, data, cv, folder, now, cv_only=True, timed_rounds=False)
                 result = await ctx.evaluator.evaluate(request)
             except Exception:  # an executor lost now (a Dask cluster gone) leaves this one without a second score
                 return

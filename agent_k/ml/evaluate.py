@@ -27,6 +27,9 @@ SUBMISSION, OOF, TEST_PREDICTIONS = "submission.csv", "oof.csv", "test_predictio
 NUMBER_CHARS = 40
 """Room a number takes in a CSV cell (repr of a float64 is at most 24 characters; the rest is slack)."""
 HEADER_SLACK_BYTES = 64 * 1024
+FITS_SHARE = 0.8
+"""Of a candidate's timeout, what its fits may take (`--seconds`; boosting ends its rounds to keep to it): the rest
+starts the interpreter, reads the tables, predicts and writes."""
 
 
 @dataclass(frozen=True)
@@ -280,6 +283,7 @@ async def evaluate(
     folds: int | None = None,
     rows: int | None = None,
     cv_only: bool = False,
+    timed_rounds: bool = True,
     run: Runner = run_sandboxed,
 ) -> Evaluation:
     """Run the solution sandboxed and score its out-of-fold predictions.
@@ -287,6 +291,7 @@ async def evaluate(
     `folds=None`: full CV, the submission and the test predictions it is made of. `folds=K`: the first K folds
     only, no submission (a quick screen). `rows=N`: CV on a random sample of N training rows, no submission (a
     low-fidelity screen of large data). `cv_only`: full CV, no submission (another split of the same rows).
+    `timed_rounds`: boosting ends its rounds to keep within `limits.timeout_s` (`FITS_SHARE` of it).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
@@ -298,6 +303,8 @@ async def evaluate(
     args, outputs = ["--out", SUBMISSION, "--oof", OOF], [OOF]
     if has_tables(data.data_dir):
         args.append("--tables")
+    if timed_rounds:
+        args += ["--seconds", f"{max(1.0, FITS_SHARE * limits.timeout_s - 1.0):.1f}"]
     if folds:
         args += ["--folds", str(folds)]
     if rows:

@@ -55,6 +55,14 @@ class DataTraits:
         return self.text or self.media
 
 
+EARLY_STOPPING_ROWS = 100_000
+"""Fit rows above which boosting holds out a tenth to stop on: at least 10,000 held-out rows, where a score per
+round is steady (on mpls-stops' ~3,000 held-out rows it stopped on noise and cost AUC: docs/benchmarks.md)."""
+
+TIMED_ROUNDS_STRETCH = 2.0
+"""How far past the time left a candidate's projected cost may go where its rounds end with the time (`stops_early`):
+it then comes back with about half its rounds or more, where another family would time out."""
+
 FINE_TUNE_BATCH = 32
 """Images a fine-tuning step trains on: what a CPU manages, and plenty on a GPU for a network this size."""
 
@@ -88,6 +96,12 @@ class Family:
     """Reads the TF-IDF matrix itself (else text reaches it through a stacked text model)."""
     native_categorical: bool = False
     """Can split on categories themselves (LightGBM's categorical features)."""
+    stops_early: bool = False
+    """Boosting whose rounds stop early: on a held-out tenth of a fit's rows once they stop improving (above
+    `EARLY_STOPPING_ROWS`), so its rounds fit the data rather than the searched cap, and at its share of the
+    run's time where one is given, so a large table on a short budget gets fewer rounds rather than a timeout."""
+    stopping_defaults: Mapping[str, ParamValue] = field(default_factory=dict)
+    """Defaults that differ where its fits stop early: a high cap on the rounds, which the held-out rows cut."""
     forecast_form: Literal["ratio", "difference"] = "ratio"
     """How it predicts a forecast of a positive target relative to the series' level: trees cannot extrapolate a
     trend, so they predict ratios; a linear model extrapolates differences."""
@@ -137,7 +151,8 @@ FAMILIES: dict[ModelFamily, Family] = {
                   "subsample": 0.8, "colsample_bytree": 0.8, "reg_lambda": 0.1},
         rank=lambda data: 1 if data.wide else 0,
         fixed="subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
-        handles_missing=True, native_categorical=True, preload=("lightgbm",),
+        stopping_defaults={"n_estimators": 1500, "learning_rate": 0.1},
+        handles_missing=True, native_categorical=True, stops_early=True, preload=("lightgbm",),
     ),
     ModelFamily.hist_gradient_boosting: Family(
         "sklearn.ensemble", "HistGradientBoostingClassifier", "HistGradientBoostingRegressor",

@@ -19,6 +19,7 @@ from string import Template
 
 from agent_k.competition import Competition, TaskType, metrics
 from agent_k.competition.research import CVScheme
+from agent_k.ml.families import EARLY_STOPPING_ROWS
 from agent_k.ml.literals import in_docstring, literal
 from agent_k.ml.recipes import Ensemble, ParamValue, Recipe
 from agent_k.ml.search.space import check_recipe
@@ -31,6 +32,7 @@ LIBRARY = (
     ("agent_k.ml", "forecasting.py"),
     ("agent_k.ml", "textfeatures.py"),
     ("agent_k.ml", "mixing.py"),
+    ("agent_k.ml", "rounds.py"),
 )
 """Modules of NumPy, pandas and scikit-learn only, copied into every solution in this order."""
 PRIOR_LIBRARY = (
@@ -113,6 +115,8 @@ def _member(recipe: Recipe, weight: float, regression: bool) -> str:
         fields.append("pixels=True")
     if spec.handles_missing:
         fields.append("impute=False")
+    if spec.stops_early:
+        fields.append("stops_early=True")
     for name in ("drop_columns", "log_columns", "frequency_columns", "target_columns", "ratio_columns", "date_columns"):
         values = getattr(recipe, name)
         if values:
@@ -175,6 +179,7 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         summary=in_docstring(summary),
         validation=in_docstring(f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else "")),
         refit=literal(refits(cv)),
+        early_stopping_rows=literal(EARLY_STOPPING_ROWS),
         model_imports="\n".join(imports),
         class_values=literal(metrics.class_values(competition)),
         metric=literal(competition.metric),

@@ -20,7 +20,9 @@ class EvaluationRequest:
 
     `folds=None`: full CV, the submission and the test predictions it is made of. `folds=K`: the first K folds
     only, no submission (a quick screen). `rows=N`: CV on a random sample of N training rows, no submission (a
-    low-fidelity screen of large data). `cv_only`: full CV, no submission (another split of the same rows)."""
+    low-fidelity screen of large data). `cv_only`: full CV, no submission (another split of the same rows).
+    `timed_rounds`: boosting ends its rounds within the timeout; off where a score must be of the recipe as it
+    was searched (the final pick's second split), which then times out rather than comes back cut short."""
 
     solution: Solution
     data: CompetitionData
@@ -30,6 +32,7 @@ class EvaluationRequest:
     folds: int | None = None
     rows: int | None = None
     cv_only: bool = False
+    timed_rounds: bool = True
 
 
 async def evaluate_solution(request: EvaluationRequest, run: Runner = run_sandboxed) -> Evaluation:
@@ -43,5 +46,14 @@ async def evaluate_solution(request: EvaluationRequest, run: Runner = run_sandbo
         folds = r.cv.n_folds if r.cv_only else r.folds
         return await evaluate_script(r.solution, r.data, r.cv, r.workdir, r.limits, folds=folds)
     return await evaluate(
-        r.solution, r.data, r.cv, r.workdir, r.limits, folds=r.folds, rows=r.rows, cv_only=r.cv_only, run=run
+        r.solution,
+        r.data,
+        r.cv,
+        r.workdir,
+        r.limits,
+        folds=r.folds,
+        rows=r.rows,
+        cv_only=r.cv_only,
+        timed_rounds=r.timed_rounds,
+        run=run,
     )
