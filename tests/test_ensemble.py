@@ -191,13 +191,15 @@ def test_a_candidate_whose_full_cv_would_not_end_in_time_is_not_run_after_its_sc
 def test_boosting_whose_rounds_end_with_the_time_may_start_past_the_time_left() -> None:
     """LightGBM ends its rounds at its share of the time (`agent_k.ml.rounds`) and comes back with fewer of them
     where a forest would time out and leave nothing: so it starts where its likely CV is up to twice the time left,
-    a forest only where it fits."""
+    a forest (or LightGBM over text, whose text models' fits do not end early) only where it fits."""
     cv, limits = CVScheme(kind="kfold", n_folds=3), Limits(timeout_s=40)
     lightgbm, forest = default_recipe(ModelFamily.lightgbm), default_recipe(ModelFamily.random_forest)
     assert _may_finish(70, cv, None, limits, _stretch(lightgbm))
     assert not _may_finish(70, cv, None, limits, _stretch(forest))
     assert _may_finish(40, cv, None, limits, _stretch(forest))
     assert not _may_finish(90, cv, None, limits, _stretch(lightgbm))
+    with_text = lightgbm.model_copy(update={"text_columns": ("review",)})  # its text models' fits do not end early
+    assert not _may_finish(70, cv, None, limits, _stretch(with_text))
 
 
 def test_a_recipe_is_screened_when_its_family_is_costly_and_compared_with_the_third_best(tmp_path: Path) -> None:

@@ -35,14 +35,17 @@ def big_competition(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
-def test_a_200k_row_mission_succeeds_within_a_75_s_budget(home: Path, big_competition: Path) -> None:
-    """75 s: Prototype's three full cross-validations on 150,000 rows take about 20 s alone and twice that on a
-    machine busy with other tests; Evolution must still get its turn."""
+def test_a_200k_row_mission_succeeds_within_a_120_s_budget(home: Path, big_competition: Path) -> None:
+    """Prototype's three full cross-validations on 150,000 rows take about 20 s alone; on a machine busy with other
+    tests, Research, the prior and the linear model took 35 s of a 75 s budget, and the first LightGBM ended its
+    rounds with the time at 70 s, too late to be read by the hard stop. At 120 s Evolution still gets its turn
+    there; `--stop-early` ends it at convergence on an idle machine."""
     shutil.copytree(big_competition, home / "competitions" / BIG)
-    result = run_cli("run", "--competition", BIG, "--time-budget", "75", "--mission-id", "big", "--json")
+    arguments = ("--time-budget", "120", "--stop-early", "--mission-id", "big", "--json")
+    result = run_cli("run", "--competition", BIG, *arguments)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["status"] == "succeeded" and report["elapsed_s"] <= 82.5, report
+    assert report["status"] == "succeeded" and report["elapsed_s"] <= 132, report
     assert report["public_score"] > 0.9  # AUC: the data has signal, and the mission found it
 
     store = Store.open(f"sqlite:///{home / 'agent_k.db'}")

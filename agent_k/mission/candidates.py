@@ -360,8 +360,10 @@ async def evaluate_proposals(
 
 
 def _stretch(solution: Solution) -> float:
-    """How far past the time left its projected cost may go: further where its boosting rounds end with the time."""
-    return TIMED_ROUNDS_STRETCH if isinstance(solution, Recipe) and solution.family.spec.stops_early else 1.0
+    """How far past the time left its projected cost may go: further where its boosting rounds end with the time,
+    and that is most of its cost (its text models' fits do not end early)."""
+    timed = isinstance(solution, Recipe) and solution.family.spec.stops_early and not solution.text_columns
+    return TIMED_ROUNDS_STRETCH if timed else 1.0
 
 
 def _may_finish(likely_s: float | None, cv: CVScheme, screen: Screen | None, limits: Limits, stretch: float) -> bool:
