@@ -17,14 +17,11 @@ from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
 from agent_k.mission.candidates import (
     ArchivedCandidate,
-    Screen,
-    _may_finish,
-    _stretch,
     best_single,
     likely_runtime_s,
     screen_for,
-    screen_then_evaluate,
 )
+from agent_k.mission.screening import Screen, may_finish, screen_then_evaluate
 from agent_k.ml.ensemble import Blend, select_blend, write_blend
 from agent_k.ml.evaluate import CompetitionData, OutOfFold, check_oof, check_test_predictions, evaluate, fold_scores
 from agent_k.ml.executors import LocalEvaluator
@@ -194,12 +191,12 @@ def test_boosting_whose_rounds_end_with_the_time_may_start_past_the_time_left() 
     a forest (or LightGBM over text, whose text models' fits do not end early) only where it fits."""
     cv, limits = CVScheme(kind="kfold", n_folds=3), Limits(timeout_s=40)
     lightgbm, forest = default_recipe(ModelFamily.lightgbm), default_recipe(ModelFamily.random_forest)
-    assert _may_finish(70, cv, None, limits, _stretch(lightgbm))
-    assert not _may_finish(70, cv, None, limits, _stretch(forest))
-    assert _may_finish(40, cv, None, limits, _stretch(forest))
-    assert not _may_finish(90, cv, None, limits, _stretch(lightgbm))
+    assert may_finish(lightgbm, 70, cv, None, limits)
+    assert not may_finish(forest, 70, cv, None, limits)
+    assert may_finish(forest, 40, cv, None, limits)
+    assert not may_finish(lightgbm, 90, cv, None, limits)
     with_text = lightgbm.model_copy(update={"text_columns": ("review",)})  # its text models' fits do not end early
-    assert not _may_finish(70, cv, None, limits, _stretch(with_text))
+    assert not may_finish(with_text, 70, cv, None, limits)
 
 
 def test_a_recipe_is_screened_when_its_family_is_costly_and_compared_with_the_third_best(tmp_path: Path) -> None:

@@ -17,10 +17,9 @@ from agent_k.competition.research import CVScheme
 from agent_k.events.models import CandidateEvaluated
 from agent_k.mission.context import GraphContext
 from agent_k.mission.phases import Phase
+from agent_k.mission.screening import Screen, may_finish, screen_then_evaluate, time_stretch
 from agent_k.mission.state import CandidateMemory, MissionState
 from agent_k.ml.evaluate import CompetitionData, Evaluation
-from agent_k.ml.executors import Evaluator
-from agent_k.ml.families import TIMED_ROUNDS_STRETCH
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, Solution, load_solution
 from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits, UntrustedOutput, read_regular
@@ -94,14 +93,6 @@ class ArchivedCandidate:
         """Sorts candidates best last: by CV, then, between equal CV scores, by lower out-of-fold log loss
         (accuracy on a few hundred rows ties often, and a confident, calibrated model is the safer pick)."""
         return (-competition.scored_by.rank_key(self.cv), -(self.log_loss if self.log_loss is not None else math.inf))
-
-
-@dataclass(frozen=True)
-class Screen:
-    """Cheap-first evaluation: run `folds` folds, and go on only if they score at least `threshold`."""
-
-    folds: int
-    threshold: float
 
 
 def sample_rows(n_train: int, typical_runtime_s: float) -> int | None:
@@ -313,7 +304,9 @@ async def evaluate_proposals(
     scored = competition.scored_by.ranked(scored, lambda pe: pe[1].cv_mean)
     left = timeout_s - (time.monotonic() - started)
     better_half = scored[: (len(scored) + 1) // 2]
-    promoted = {p.recipe.key for p, e in better_half if e.runtime_s / max(fidelity, 1e-3) <= left * _stretch(p.recipe)}
+    promoted = {
+        p.recipe.key for p, e in better_half if e.runtime_s / max(fidelity, 1e-3) <= left * time_stretch(p.recipe)
+    }
     bar = better_half[-1][1].cv_mean if better_half else None
 
     async def one(proposal: Proposal) -> ArchivedCandidate | None:
@@ -335,7 +328,7 @@ async def evaluate_proposals(
             async with semaphore:
                 likely = likely_runtime_s(recipe, history)
                 quick = screen_for(history, competition, findings.cv, likely) if screen and not look else None
-                if (now := bounded()) is None or not _may_finish(likely, findings.cv, quick, now, _stretch(recipe)):
+                if (now := bounded()) is None or not may_finish(recipe, likely, findings.cv, quick, now):
                     return None
                 with tracing.span("candidate", ctx.phase_span, key=recipe.key, recipe=recipe.summary()[:200]):
                     result, status = await screen_then_evaluate(
@@ -357,52 +350,3 @@ async def evaluate_proposals(
         )
 
     return [c for c in await asyncio.gather(*(one(p) for p in proposals)) if c is not None]
-
-
-def _stretch(solution: Solution) -> float:
-    """How far past the time left its projected cost may go: further where its boosting rounds end with the time,
-    and that is most of its cost (its text models' fits do not end early)."""
-    timed = isinstance(solution, Recipe) and solution.family.spec.stops_early and not solution.text_columns
-    return TIMED_ROUNDS_STRETCH if timed else 1.0
-
-
-def _may_finish(likely_s: float | None, cv: CVScheme, screen: Screen | None, limits: Limits, stretch: float) -> bool:
-    """Whether a candidate's first step (its screened fold, or its full CV) likely ends within the time left; one
-    that would only time out is not started (a costly family late in a generation, where a blend's time is next)."""
-    if likely_s is None:
-        return True
-    first = likely_s * screen.folds / (cv.n_folds + 1) if screen else likely_s
-    return first <= limits.timeout_s * stretch
-
-
-async def screen_then_evaluate(
-    evaluator: Evaluator,
-    recipe: Solution,
-    data: CompetitionData,
-    cv: CVScheme,
-    workdir: Path,
-    limits: Limits,
-    screen: Screen | None,
-) -> tuple[Evaluation, CandidateStatus]:
-    """Full evaluation, after a quick screen when one is given. Returns the evaluation and the status.
-
-    Both share `limits.timeout_s`. A candidate that passes its screen but whose full CV (its folds and the final
-    fit, each about what the screened fold cost) would not end in the time left is not started: it would only
-    time out, spending that time for nothing."""
-    spent = 0.0
-    if screen is not None:
-        quick = await evaluator.evaluate(EvaluationRequest(recipe, data, cv, workdir, limits, folds=screen.folds))
-        if quick.status != CandidateStatus.succeeded or quick.cv_mean is None:
-            return quick, CandidateStatus.failed
-        if data.spec.better(screen.threshold, quick.cv_mean):
-            quick.error = f"screened out: {quick.cv_mean:.6g} on {screen.folds} fold(s), needed {screen.threshold:.6g}"
-            return quick, CandidateStatus.screened_out
-        spent = quick.runtime_s
-        likely, left = spent * cv.n_folds / screen.folds, limits.timeout_s - spent
-        if likely > left * _stretch(recipe):
-            quick.error = f"screened out: its full CV would take ~{likely:.0f} s, {left:.0f} s were left"
-            return quick, CandidateStatus.screened_out
-    rest = replace(limits, timeout_s=limits.timeout_s - spent)
-    result = await evaluator.evaluate(EvaluationRequest(recipe, data, cv, workdir, rest))
-    result.runtime_s += spent
-    return result, result.status
