@@ -163,28 +163,36 @@ def test_a_fleet_of_three_workers_submits_once_per_mission_through_a_kill_9(
     """Three workers share six missions on PostgreSQL (two pairs on the same competition: equal files are
     likely, and each mission still submits its own). The worker running the first mission is killed with -9 in
     its Evolution. `/metrics` drops it within its lease and shows the mission waiting to be reclaimed; another
-    worker resumes it, and the time between the death and the resume is not charged to its Evolution."""
+    worker resumes it, and the time between the death and the resume is not charged to its Evolution.
+
+    An idle worker reclaims within its 0.2 s poll, faster than a scrape on a loaded machine, so the other two are
+    paused (SIGSTOP) from the kill until `/metrics` has shown the wait; their longer lease keeps them live."""
     ttl = 3.0
     missions = {f"q{i}": c for i, c in enumerate(["wine", "penguins", "titanic", "wine", "penguins", "diabetes"])}
     # The one to be killed: 45 s leave its Evolution time after the resume on cores the other five missions load.
     store = _queue(postgres_url, home, {"q0": "wine"}, budget=45, stop_early=False)
     _queue(postgres_url, home, {m: c for m, c in missions.items() if m != "q0"}, budget=20).close()
-    env = {
-        "AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": postgres_url, "AGENT_K_WORKERS": "1",
-        "AGENT_K_LEASE_TTL": str(ttl),
-    }  # fmt: skip
+    env = {"AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": postgres_url, "AGENT_K_WORKERS": "1"}
     logs = [tmp_path / f"worker{i}.log" for i in range(3)]
-    workers = [_worker(env, log) for log in logs]
+    workers = [_worker({**env, "AGENT_K_LEASE_TTL": str(ttl)}, logs[0])]  # alone, it claims q0, the oldest
+    survivors: list[subprocess.Popen[bytes]] = []
     try:
+        deadline = time.monotonic() + 60
+        while "running mission q0" not in logs[0].read_text():
+            assert time.monotonic() < deadline, "the first worker never claimed q0"
+            time.sleep(0.1)
+        survivors = [_worker({**env, "AGENT_K_LEASE_TTL": "60"}, log) for log in logs[1:]]
+        workers += survivors
         with running_api(env, "--no-worker") as api:
             deadline = time.monotonic() + 90
             while not _events(store, "q0", "evolution.generation") or _scrape(api.base)["agent_k_live_workers"][()] < 3:
                 assert time.monotonic() < deadline, "q0 never reached its Evolution under three live workers"
                 time.sleep(0.1)
-            victim = next(i for i, log in enumerate(logs) if "running mission q0" in log.read_text())
-            workers[victim].send_signal(signal.SIGKILL)
+            for survivor in survivors:
+                survivor.send_signal(signal.SIGSTOP)
+            workers[0].send_signal(signal.SIGKILL)
             killed_at = datetime.now(UTC)
-            workers[victim].wait(timeout=10)
+            workers[0].wait(timeout=10)
 
             dropped, awaiting = None, False
             deadline = time.monotonic() + 60
@@ -195,11 +203,14 @@ def test_a_fleet_of_three_workers_submits_once_per_mission_through_a_kill_9(
                     dropped = (datetime.now(UTC) - killed_at).total_seconds()
                 awaiting = awaiting or ("q0",) in scraped.get("agent_k_lease_expired_seconds", {})
                 time.sleep(0.1)
+            for survivor in survivors:
+                survivor.send_signal(signal.SIGCONT)
             assert dropped <= ttl + 1.5, f"the dead worker stayed on /metrics {dropped:.1f} s, past its {ttl} s lease"
             _wait_for(store, list(missions), timeout=240)
     finally:
         for worker in workers:
             if worker.poll() is None:
+                worker.send_signal(signal.SIGCONT)
                 worker.send_signal(signal.SIGTERM)
                 worker.wait(timeout=60)
 
