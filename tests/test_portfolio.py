@@ -18,8 +18,9 @@ from agent_k.ml.portfolio.tasks import load_tasks
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.search import Scored, first_recipes, propose
-from agent_k.platforms.local import LocalPlatform, materialise
-from agent_k.platforms.local.catalog import BUILTINS, builtin
+from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.catalog import BUILTINS
+from tests.support.builtins import prepared_builtin
 
 
 def test_the_portfolio_ships_with_the_tables_it_was_learned_on_and_none_is_a_builtin() -> None:
@@ -67,11 +68,7 @@ def test_a_plain_table_starts_from_the_configurations_learned_for_its_shape(home
 def test_a_large_table_starts_boosting_at_a_high_cap_that_its_held_out_rows_cut() -> None:
     """Past the portfolio's sizes, where each fold's fit holds out rows to stop on, LightGBM starts from many
     fast rounds (the held-out rows find how many); at that threshold and below, from its defaults."""
-    found = builtin("mpls-stops")  # 43,699 police stops: below the threshold as they are
-    assert found is not None and found.load is not None
-    prepared = materialise.prepare(
-        found.id, found.title, found.load(), target=found.target, metric=found.metric, hidden=found.hidden
-    )
+    prepared = prepared_builtin("mpls-stops")  # 43,699 police stops: below the threshold as they are
     spec, findings = prepared.spec, profile(prepared.spec, prepared.train, prepared.test)
     drop, lightgbm = tuple(findings.id_like), FAMILIES[ModelFamily.lightgbm]
     folds = findings.cv.n_folds

@@ -25,8 +25,8 @@ from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.render import refits, render_solution
 from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import FeatureOptions, default_recipe, feature_options, mutate, starting_recipe
-from agent_k.platforms.local import LocalPlatform, materialise
-from agent_k.platforms.local.catalog import builtin
+from agent_k.platforms.local import LocalPlatform
+from tests.support.builtins import prepared_builtin
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
 FEATURE_OPTIONS = {
@@ -194,12 +194,7 @@ def test_the_prior_is_computed_by_our_code_and_its_script_reproduces_it(
 def test_several_targets_share_the_features_that_read_no_target(tmp_path: Path) -> None:
     """A multi-label text model makes its TF-IDF once per fold for all of its targets, not once per target: the
     same out-of-fold predictions as fitting each target's pipeline whole, in less time."""
-    found = builtin("breach-types")  # prepared without materialising (which trains the reference models)
-    assert found is not None and found.load is not None
-    prepared = materialise.prepare(
-        found.id, found.title, found.load(), target=found.target, metric=found.metric,
-        targets=list(found.targets), hidden=found.hidden,
-    )  # fmt: skip
+    prepared = prepared_builtin("breach-types")
     spec, data = prepared.spec, tmp_path / "data"
     data.mkdir()
     train, test = prepared.train.head(400), prepared.test.head(50)
@@ -232,11 +227,7 @@ def test_several_targets_share_the_features_that_read_no_target(tmp_path: Path) 
 def _mpls_stops(rows: int, tmp_path: Path) -> tuple[CompetitionData, str]:
     """The first `rows` of mpls-stops (real police stops: dates, categories, missing values, string labels) in a
     folder of their own, and a LightGBM recipe's script over them: 128 leaves at rate 0.3, which overfits soon."""
-    found = builtin("mpls-stops")
-    assert found is not None and found.load is not None
-    prepared = materialise.prepare(
-        found.id, found.title, found.load(), target=found.target, metric=found.metric, hidden=found.hidden
-    )
+    prepared = prepared_builtin("mpls-stops")
     spec = prepared.spec
     options = feature_options(profile(spec, prepared.train, prepared.test), spec, ())
     recipe = starting_recipe(ModelFamily.lightgbm, options, ())

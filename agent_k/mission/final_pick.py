@@ -30,6 +30,7 @@ from agent_k.ml.ensemble import resplit_scores
 from agent_k.ml.evaluate import CompetitionData
 from agent_k.ml.recipes import Ensemble
 from agent_k.ml.requests import EvaluationRequest
+from agent_k.ml.search import improved
 from agent_k.store.status import CandidateStatus
 
 RESCORED = 3
@@ -90,7 +91,7 @@ async def final_pick(
     ctx: GraphContext, state: MissionState, *, blends: list[ArchivedCandidate], timeout_s: float
 ) -> EvolutionPick:
     """Re-score the contenders (and the blends' members) on the second split as time allows, and make the pick
-    (`choose`) the mission's best candidate."""
+    (`choose`; `without_second_split` where the best's own runs did not fit) the mission's best candidate."""
     competition, findings, evolution = state.selected_competition, state.research_findings, state.evolution_state
     assert competition is not None and findings is not None and state.data_dir is not None
     second = second_split(findings.cv)
@@ -121,8 +122,10 @@ async def final_pick(
     if not planned and best.key not in scores:
         needed = SLACK * sum(c.runtime_s or 0.0 for c in groups[0]) / max(1, ctx.evaluator.parallelism)
         why = f"too little time for a second split (the best's needs ~{needed:.0f} s, {allowance:.0f} s were kept)"
-        return _pick(entries, best.key, changed=False, reason=why)
-    chosen, why = choose(best, singles, blends, scores, competition)
+        chosen, better = without_second_split(best, blends, competition)
+        why = f"{why}; {better}" if better else why
+    else:
+        chosen, why = choose(best, singles, blends, scores, competition)
     if chosen.key != best.key:
         evolution.best_candidate_key, evolution.best_score = chosen.key, chosen.cv
     return _pick(entries, chosen.key, changed=chosen.key != best.key, reason=why)
@@ -164,6 +167,17 @@ def choose(
     if competition.better(scores[champion.key], scores[blend.key]):
         return champion, "the best single candidate beats the blends on the second split"
     return blend, f"the {_method(blend)} blend beats the best single candidate on the second split"
+
+
+def without_second_split(
+    best: ArchivedCandidate, blends: list[ArchivedCandidate], competition: Competition
+) -> tuple[ArchivedCandidate, str]:
+    """The pick on the mission's split alone: the blend whose first score improves on the best's most, as a kept
+    blend's must (a stack's nested score is honest: beating a weighted blend's, chosen on those same rows, it is the
+    safer pick), else the best; and why, where it changed."""
+    better = [b for b in blends if b.cv is not None and best.cv is not None and improved(b.cv, best.cv, competition)]
+    chosen = max(better, key=lambda c: c.rank(competition), default=best)
+    return chosen, f"the {_method(chosen)} blend's CV beats the best's" if chosen.key != best.key else ""
 
 
 def _members(blend: ArchivedCandidate, by_key: dict[str, ArchivedCandidate]) -> list[ArchivedCandidate]:
