@@ -52,9 +52,9 @@ async def screen_then_evaluate(
 ) -> tuple[Evaluation, CandidateStatus]:
     """Full evaluation, after a quick screen when one is given. Returns the evaluation and the status.
 
-    Both share `limits.timeout_s`. A candidate that passes its screen but whose full CV (its folds and the final
-    fit, each about what the screened fold cost) would not end in the time left is not started: it would only
-    time out, spending that time for nothing."""
+    Both share `limits.timeout_s`. A candidate that passes its screen but whose full CV (its folds, each about
+    what the screened fold cost; the submission averages the fold models) would not end in the time left is not
+    started: it would only time out, spending that time for nothing."""
     spent = 0.0
     if screen is not None:
         quick = await evaluator.evaluate(EvaluationRequest(recipe, data, cv, workdir, limits, folds=screen.folds))
