@@ -6,6 +6,7 @@ rows) and `--no-refit` (the fold models' average prediction of the test rows). B
 the hidden private rows. Plain subprocesses, no sandbox: these are our own templates on built-in data.
 
     python benchmarks/fold_average.py [--competitions penguins wine ...] [--families 4]
+        [--only extra_trees random_forest]
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--competitions", nargs="*", default=SMALL)
     parser.add_argument("--families", type=int, default=4, help="how many of Research's families to try")
+    parser.add_argument("--only", nargs="*", choices=[f.value for f in ModelFamily], help="these families instead")
     parser.add_argument("--home", type=Path, help="competitions folder to reuse (default: a temp dir)")
     args = parser.parse_args()
     rows = []
@@ -62,7 +64,7 @@ def main() -> None:
             train, test = pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv")
             findings = profile(spec, train, test)
             options = feature_options(findings, spec, ())
-            for family in findings.model_families[: args.families]:
+            for family in args.only or findings.model_families[: args.families]:
                 recipe = starting_recipe(ModelFamily(family), options, tuple(findings.id_like))
                 folder = Path(tmp) / competition / family
                 folder.mkdir(parents=True)

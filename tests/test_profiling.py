@@ -72,3 +72,15 @@ def test_a_category_missing_from_every_test_row_is_drift_not_a_crash() -> None:
     findings = profile(_competition(), train, test)
     drift = {d.column: d for d in findings.drift}
     assert drift["ended"].drifted and drift["ended"].statistic > 0.5
+
+
+def test_five_folds_up_to_the_large_tables_three_beyond() -> None:
+    """A fold model that sees four fifths of the rows predicts better than one that sees two thirds, and the
+    submission averages them; only past `FIVE_FOLDS_ROWS` rows is a candidate's doubled cost not worth it."""
+    from agent_k.ml.profiling import FIVE_FOLDS_ROWS
+
+    real_size, test = _frames(40_000)  # county-murders' size: three folds before
+    assert profile(_competition(), real_size, test).cv.n_folds == 5
+    larger, test = _frames(FIVE_FOLDS_ROWS * 4 // 3 + 400)
+    assert len(larger) > FIVE_FOLDS_ROWS
+    assert profile(_competition(), larger, test).cv.n_folds == 3
