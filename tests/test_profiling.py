@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition import Competition, TaskType
-from agent_k.ml.profiling import profile
+from agent_k.ml.profiling import FIVE_FOLDS_ROWS, profile
 
 
 def _competition(task: TaskType = TaskType.binary) -> Competition:
@@ -77,8 +77,6 @@ def test_a_category_missing_from_every_test_row_is_drift_not_a_crash() -> None:
 def test_five_folds_up_to_the_large_tables_three_beyond() -> None:
     """A fold model that sees four fifths of the rows predicts better than one that sees two thirds, and the
     submission averages them; only past `FIVE_FOLDS_ROWS` rows is a candidate's doubled cost not worth it."""
-    from agent_k.ml.profiling import FIVE_FOLDS_ROWS
-
     real_size, test = _frames(40_000)  # county-murders' size: three folds before
     assert profile(_competition(), real_size, test).cv.n_folds == 5
     larger, test = _frames(FIVE_FOLDS_ROWS * 4 // 3 + 400)
