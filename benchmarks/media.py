@@ -12,7 +12,7 @@
    sandboxes and their jobs), sampled every 50 ms.
 
     pip install -e '.[media]'
-    python benchmarks/media.py [--budget 120] [--images 20000] [--runs 3] [--skip-missions]
+    python benchmarks/media.py [--budget 120] [--competitions NAME...] [--images 20000] [--runs 3] [--skip-missions]
 """
 
 from __future__ import annotations
@@ -50,10 +50,10 @@ def board(home: Path, competition: str) -> dict[str, float]:
     return {e["team"]: float(e["private_score"]) for e in entries}
 
 
-def missions(home: Path, budget: float) -> list[dict[str, object]]:
+def missions(home: Path, budget: float, competitions: list[str]) -> list[dict[str, object]]:
     rows = []
     platform = LocalPlatform(home / "competitions")
-    for competition in MEDIA_BUILTINS:
+    for competition in competitions:
         spec = platform.ensure(competition)
         assert spec.media is not None
         scores = board(home, competition)
@@ -145,6 +145,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--images", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--competitions", nargs="*", choices=MEDIA_BUILTINS, default=list(MEDIA_BUILTINS))
     parser.add_argument("--skip-missions", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--home", type=Path, help="keep everything here (default: a temp dir)")
@@ -153,7 +154,7 @@ def main() -> None:
     os.environ["AGENT_K_HOME"] = str(home)
     result: dict[str, object] = {}
     if not args.skip_missions:
-        result["missions"] = missions(home, args.budget)
+        result["missions"] = missions(home, args.budget, args.competitions)
     if not args.skip_throughput:
         result["featurisation"] = throughput(home, args.images, args.runs)
     print(json.dumps(result, indent=2))

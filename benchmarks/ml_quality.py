@@ -145,6 +145,8 @@ def mission_report(home: Path, competition: str, budget: float) -> dict[str, Any
         env=env,
         check=False,
     )
+    if not completed.stdout.strip():
+        raise RuntimeError(f"agent-k run on {competition} exited {completed.returncode}: {completed.stderr[-2000:]}")
     report = json.loads(completed.stdout.strip().splitlines()[-1])
     if report["status"] != "succeeded":
         raise RuntimeError(f"mission on {competition} failed: {report['error']}")

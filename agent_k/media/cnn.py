@@ -76,8 +76,8 @@ class _PixelNetwork(BaseEstimator):  # type: ignore[misc]
         generator = torch.Generator().manual_seed(self.random_state)
         self._training()
         for rows in _batches(len(images), int(self.batch_size), steps, generator):
-            batch = _augment(images[rows], self.kind, self.mirrored, generator)
-            batch = batch.to(self.device_, memory_format=LAYOUT)
+            batch = images[rows].to(self.device_, non_blocking=True)
+            batch = _augment(batch, self.kind, self.mirrored, generator).contiguous(memory_format=LAYOUT)
             optimiser.zero_grad(set_to_none=True)
             loss(self.net_(batch), target[rows].to(self.device_)).backward()
             optimiser.step()
@@ -210,6 +210,8 @@ def _batches(rows: int, size: int, steps: int, generator: torch.Generator) -> li
 
 
 def _augment(batch: torch.Tensor, kind: str, flip: bool, generator: torch.Generator) -> torch.Tensor:
+    """The batch augmented where it lies (on a GPU, the CPU only draws the random parameters: resampling a batch of
+    photographs on two cores would hold the GPU back)."""
     n = len(batch)
     if kind == "audio":  # time runs along the last axis: shift it, and mask a band of pitches and a stretch of time
         batch = batch.roll(int(torch.randint(0, batch.shape[-1], (1,), generator=generator)), dims=-1)
@@ -219,7 +221,7 @@ def _augment(batch: torch.Tensor, kind: str, flip: bool, generator: torch.Genera
         pitches, times = torch.arange(height)[None, :], torch.arange(width)[None, :]
         band = (pitches >= low) & (pitches < low + max(1, height // 8))
         stretch = (times >= start) & (times < start + max(1, width // 8))
-        return batch.masked_fill(band[:, None, :, None] | stretch[:, None, None, :], 0.0)
+        return batch.masked_fill((band[:, None, :, None] | stretch[:, None, None, :]).to(batch.device), 0.0)
     angle = (torch.rand(n, generator=generator) - 0.5) * (math.pi / 9)
     zoom = 1 + (torch.rand(n, generator=generator) - 0.5) * 0.2
     shift = (torch.rand(n, 2, generator=generator) - 0.5) * 0.2
@@ -227,5 +229,5 @@ def _augment(batch: torch.Tensor, kind: str, flip: bool, generator: torch.Genera
     theta = torch.stack([torch.stack([cos, -sin, shift[:, 0]], 1), torch.stack([sin, cos, shift[:, 1]], 1)], 1)
     if flip:
         theta[:, 0, :2] *= torch.where(torch.rand(n, generator=generator) < 0.5, -1.0, 1.0)[:, None]
-    grid = F.affine_grid(theta, list(batch.shape), align_corners=False)
+    grid = F.affine_grid(theta.to(batch.device), list(batch.shape), align_corners=False)
     return F.grid_sample(batch, grid, padding_mode="border", align_corners=False)

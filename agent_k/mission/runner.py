@@ -34,7 +34,7 @@ from agent_k.mission.nodes import PHASE_NODES, PhaseNode
 from agent_k.mission.phases import Mode, Phase
 from agent_k.mission.state import MissionResult, MissionState
 from agent_k.ml.executors import Evaluator, LocalEvaluator
-from agent_k.ml.sandbox import SandboxChoice, SandboxUnavailable, choose
+from agent_k.ml.sandbox import SandboxChoice, SandboxUnavailable, choose, gpu_devices
 from agent_k.platforms.base import PlatformAdapter, PlatformError
 from agent_k.platforms.factory import open_platform
 from agent_k.secrets import collect
@@ -80,6 +80,8 @@ def sandbox_warnings(sandbox: SandboxChoice, state: MissionState) -> list[str]:
         warnings.append(f"candidates run in the basic sandbox, without bubblewrap ({sandbox.reason}); {code}")
     if not sandbox.memory_capped:
         warnings.append("no memory cgroup can be made here: each candidate process is capped on its own (RLIMIT_AS)")
+        if gpu_devices():
+            warnings.append("candidates train on the CPU: CUDA does not start under the address-space cap")
     return warnings
 
 

@@ -22,7 +22,7 @@ from agent_k.mission.state import MissionResult
 from agent_k.ml.featurise import CHUNK_TIMEOUT_S, FeaturesFailed, featurise, media_notes, plan_features
 from agent_k.ml.gallery import examples, previews
 from agent_k.ml.profiling import profile, recommended_families
-from agent_k.ml.sandbox import gpu_devices
+from agent_k.ml.sandbox import gpu_usable
 from agent_k.ml.tables import write_tables
 from agent_k.store.status import FailureReason
 
@@ -113,7 +113,7 @@ class ResearchNode(PhaseNode):
         assert competition is not None and competition.media is not None
         files = competition.n_train + competition.n_test
         plan = plan_features(competition.media.kind, files, deps.budget.total_s * FEATURE_SHARE,
-                             budget_s=deps.budget.total_s, gpu=bool(gpu_devices()))  # fmt: skip
+                             budget_s=deps.budget.total_s, gpu=gpu_usable())  # fmt: skip
         limits = candidate_limits(deps, state, timeout_s=CHUNK_TIMEOUT_S, threads=1, memory_mb=FEATURE_MEMORY_MB)
 
         async def progress(done: int, total: int) -> None:

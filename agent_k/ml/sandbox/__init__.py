@@ -3,6 +3,7 @@ a scrubbed environment, an unprivileged host user when the runner is root; and t
 candidate leaves behind, in disposable processes."""
 
 from agent_k.ml.sandbox.bwrap import gpu_devices
+from agent_k.ml.sandbox.launcher import gpu_usable
 from agent_k.ml.sandbox.policy import (
     SandboxChoice,
     SandboxKind,
@@ -46,6 +47,7 @@ __all__ = [
     "bwrap_problem",
     "choose",
     "gpu_devices",
+    "gpu_usable",
     "network_isolation_available",
     "read_regular",
     "read_tail",

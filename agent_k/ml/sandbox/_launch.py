@@ -95,7 +95,7 @@ def _seccomp(fd: int) -> None:
 
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--as", dest="address_space_mb", type=int, required=True)
+    parser.add_argument("--as", dest="address_space_mb", type=int, required=True, help="0: no address-space cap")
     parser.add_argument("--cpu", type=int, required=True)
     parser.add_argument("--fsize", type=int, required=True)
     parser.add_argument("--nproc", type=int, required=True, help="0: a pids cgroup caps the tasks instead")
@@ -110,7 +110,8 @@ def main(argv: list[str]) -> None:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     for group in args.cgroup:
         Path(group, "cgroup.procs").write_text(str(os.getpid()))
-    _limit(resource.RLIMIT_AS, args.address_space_mb * 1024 * 1024)
+    if args.address_space_mb:
+        _limit(resource.RLIMIT_AS, args.address_space_mb * 1024 * 1024)
     _limit(resource.RLIMIT_CPU, args.cpu)
     _limit(resource.RLIMIT_FSIZE, args.fsize * 1024 * 1024)
     if sys.platform == "linux":

@@ -3,8 +3,9 @@ namespaces and root filesystem, so that its candidates run as the sandbox user t
 candidate sees.
 
 New mount, PID, network, IPC and UTS namespaces; a read-only root (a tmpfs) holding only the system paths and the
-Python environment (read-only binds), a fresh /proc, a read-only /dev of the usual devices with a small /dev/shm,
-the data read-only at /sandbox/data and a size-capped tmpfs owned by the sandbox user at /sandbox/work. The
+Python environment (read-only binds), a fresh /proc, a read-only /dev of the usual devices (and the GPUs') with a
+small /dev/shm, the data read-only at /sandbox/data and a size-capped tmpfs owned by the sandbox user at
+/sandbox/work. The
 calling process forks: the child is pid 1 of the new PID namespace (the supervisor, once the launcher execs it),
 the parent waits outside and exits as the child did. Standard library only; the spec comes as JSON from
 `agent_k.ml.sandbox.basic`.
@@ -57,11 +58,11 @@ def _bind(fd: int, target: str) -> None:
     _read_only(target)
 
 
-def _devices(root: str, shm_bytes: int) -> None:
+def _devices(root: str, shm_bytes: int, gpus: list[str]) -> None:
     dev = root + "/dev"
     Path(dev).mkdir()
     _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
-    for name in DEVICES:
+    for name in dict.fromkeys([*DEVICES, *gpus]):
         _mount_point(f"{dev}/{name}", directory=False)
         _mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
     Path(dev, "fd").symlink_to("/proc/self/fd")
@@ -90,7 +91,8 @@ def _mirror(child: int) -> None:
 def enter(spec: dict[str, object], pdeathsig: int) -> None:
     """Build the sandbox of `spec` and move into it; returns in the new PID namespace's pid 1, chrooted, still
     root (the launcher then drops to the sandbox user). `spec`: root (an empty mount point), binds (source,
-    destination) read-only, files (source, destination) copied, data, work_bytes, shm_bytes, uid, gid."""
+    destination) read-only, files (source, destination) copied, data, work_bytes, shm_bytes, uid, gid, gpus (the
+    GPUs' device files, relative to /dev)."""
     binds = [(str(s), str(d)) for s, d in spec["binds"]]  # type: ignore[attr-defined]
     files = [(str(s), str(d)) for s, d in spec["files"]]  # type: ignore[attr-defined]
     root = str(spec["root"])
@@ -115,7 +117,7 @@ def enter(spec: dict[str, object], pdeathsig: int) -> None:
         if Path(path).exists():
             _mount(path, path, None, MS_BIND | MS_REC)
             _read_only(path, MS_NODEV | MS_NOEXEC)
-    _devices(root, int(spec["shm_bytes"]))  # type: ignore[call-overload]
+    _devices(root, int(spec["shm_bytes"]), [str(name) for name in spec["gpus"]])  # type: ignore[call-overload,attr-defined]
     work = root + "/sandbox/work"
     Path(work).mkdir(parents=True)
     uid, gid, size = int(spec["uid"]), int(spec["gid"]), int(spec["work_bytes"])  # type: ignore[call-overload]

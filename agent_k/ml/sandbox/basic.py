@@ -76,6 +76,7 @@ def rootfs(*, script: Path | None, data: Path, disk_bytes: int, identity: Identi
         "data": str(data),
         "work_bytes": disk_bytes,
         "shm_bytes": bwrap.SHM_BYTES,
+        "gpus": [os.path.relpath(device, "/dev") for device in bwrap.gpu_devices()],
         "uid": identity.uid,
         "gid": identity.gid,
     }
