@@ -3,14 +3,22 @@ Research and the warm workers read them rather than lists of their own."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from agent_k.ml.families import FAMILIES, DataTraits, ModelFamily, recommended
+from agent_k.ml.evaluate import CompetitionData, evaluate
+from agent_k.ml.families import FAMILIES, SVM_ROWS, DataTraits, ModelFamily, recommended
+from agent_k.ml.profiling import profile
+from agent_k.ml.sandbox import Limits
 from agent_k.ml.sandbox.warm import PRELOAD
 from agent_k.ml.search import default_recipe
 from agent_k.ml.search.space import SPACE, check_recipe
+from agent_k.platforms.local import LocalPlatform
 
 
 @pytest.mark.parametrize("family", list(ModelFamily))
@@ -35,3 +43,23 @@ def test_research_orders_the_families_by_the_data() -> None:
     assert text[0] is ModelFamily.linear and ModelFamily.knn not in text and ModelFamily.naive not in text
     assert recommended(DataTraits(rows=50_000, numeric_only=True, forecast=True))[-1] is ModelFamily.naive
     assert ModelFamily.knn not in recommended(DataTraits(rows=50_000, numeric_only=True))
+    classes = recommended(DataTraits(rows=1_000, numeric_only=True, classification=True))
+    assert classes[:4] == [ModelFamily.lightgbm, ModelFamily.linear, ModelFamily.knn, ModelFamily.svm]
+    assert ModelFamily.svm not in table, "its regression would need a scaled target"
+    assert ModelFamily.svm not in recommended(DataTraits(rows=SVM_ROWS + 1, numeric_only=True, classification=True))
+    assert ModelFamily.svm not in recommended(DataTraits(rows=1_000, classification=True)), "categories: the trees'"
+
+
+def test_a_kernel_machine_classifies_a_small_numeric_table_in_the_sandbox(home: Path, tmp_path: Path) -> None:
+    """Wine (178 rows of 13 measurements, three cultivars): Research recommends the RBF support vector machine, and
+    its candidate runs as any other, with each class's probability out of fold."""
+    spec = LocalPlatform(home / "competitions").ensure("wine")
+    public = home / "competitions" / "wine" / "public"
+    findings = profile(spec, pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv"))
+    assert ModelFamily.svm.value in findings.model_families
+    data = CompetitionData.load(spec, public, findings.cv)
+    result = asyncio.run(evaluate(default_recipe(ModelFamily.svm), data, findings.cv, tmp_path, Limits(timeout_s=120)))
+    assert result.status == "succeeded" and result.cv_mean is not None and result.cv_mean > 0.9, result.error
+    assert result.oof_path is not None
+    probabilities = pd.read_csv(result.oof_path)[list(spec.classes or [])].to_numpy()
+    assert probabilities.shape == (len(data.train_target), 3) and np.allclose(probabilities.sum(axis=1), 1.0)

@@ -20,6 +20,8 @@ class ModelFamily(StrEnum):
     extra_trees = "extra_trees"
     linear = "linear"
     knn = "knn"
+    svm = "svm"
+    """A support vector machine with an RBF kernel (small, dense numeric classification tables)."""
     cnn = "cnn"
     """A small convolutional network trained from scratch on the rows' pixels (small images, spectrograms)."""
     finetuned = "finetuned"
@@ -48,12 +50,18 @@ class DataTraits:
     fine_tune: bool = False
     """Each row's image is at hand at a size the pretrained network reads, and a GPU or the budget allows training
     it."""
+    classification: bool = False
+    """The target is a class, not a number."""
 
     @property
     def wide(self) -> bool:
         """TF-IDF or embeddings: many weak columns, where a linear model is fast and strong, trees slow."""
         return self.text or self.media
 
+
+SVM_ROWS = 5_000
+"""A kernel machine's fit grows with the square of the rows or faster (five times over, for its probabilities):
+above this many, trees and the linear model serve better in the same time."""
 
 EARLY_STOPPING_ROWS = 100_000
 """Fit rows above which boosting holds out a tenth to stop on: at least 10,000 held-out rows, where a score per
@@ -82,6 +90,8 @@ class Family:
     """Its place among Research's recommendations for data of these traits (lower first); None: not for it."""
     fixed: str = ""
     """Arguments every fit gets, in the script's terms (SEED, N_JOBS)."""
+    classifier_fixed: str = ""
+    """Arguments a classifier's fits get besides `fixed`, in the same terms."""
     arguments: Arguments | None = None
     """How the recipe's params become the estimator's arguments, where they are not passed as they are."""
     text_defaults: Mapping[str, ParamValue] = field(default_factory=dict)
@@ -127,6 +137,12 @@ def _linear_arguments(params: dict[str, ParamValue], regression: bool, text: boo
     if regression:
         return {"alpha": round(1.0 / float(params["C"]), 6)}
     return {**params, **(TEXT_SOLVER if text else {"max_iter": 3000})}
+
+
+def _small_numeric_classes(data: DataTraits) -> bool:
+    """Where an RBF kernel machine is a strong, different model: a few thousand rows of numbers and a class (its
+    regression would need a scaled target; text and embeddings are the linear model's)."""
+    return data.classification and data.numeric_only and not data.wide and data.rows <= SVM_ROWS
 
 
 _FOREST = {
@@ -190,6 +206,12 @@ FAMILIES: dict[ModelFamily, Family] = {
         defaults={"n_neighbors": 10, "weights": "distance"},
         rank=lambda data: 2 if data.numeric_only and not data.text and data.rows <= 20_000 else None,
         scaled=True, seeded=False, preload=("sklearn.neighbors",),
+    ),
+    ModelFamily.svm: Family(
+        "sklearn.svm", "SVC", "SVR",
+        space={"C": Param(0.1, 1000.0, log=True)}, defaults={"C": 1.0},
+        rank=lambda data: 2.5 if _small_numeric_classes(data) else None,
+        classifier_fixed="probability=True, random_state=SEED", scaled=True, preload=("sklearn.svm",),
     ),
     ModelFamily.cnn: Family(
         "agent_k.media.cnn", "SmallCNNClassifier", "SmallCNNRegressor",

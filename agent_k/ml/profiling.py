@@ -261,6 +261,7 @@ def recommended_families(spec: Competition, findings: ResearchFindings) -> list[
         media=spec.media is not None,
         pixels=findings.media is not None and findings.media.pixels > 0,
         fine_tune=findings.media is not None and findings.media.fine_tune,
+        classification=spec.task is not TaskType.regression,
     )
     return [family.value for family in recommended(data)]
 

@@ -93,8 +93,9 @@ def _model_expression(recipe: Recipe, regression: bool) -> tuple[str, str]:
     if spec.arguments is not None:
         params = spec.arguments(params, regression, bool(recipe.text_columns))
     arguments = [f"{k}={literal(v)}" for k, v in sorted(params.items())]
-    if spec.fixed:
-        arguments.append(spec.fixed if recipe.seed is None else spec.fixed.replace("SEED", str(recipe.seed)))
+    for fixed in (spec.fixed, "" if regression else spec.classifier_fixed):
+        if fixed:
+            arguments.append(fixed if recipe.seed is None else fixed.replace("SEED", str(recipe.seed)))
     imported = "" if spec.copied else f"from {spec.module} import {name}"
     return imported, f"{name}({', '.join(arguments)})"
 
