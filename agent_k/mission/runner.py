@@ -81,7 +81,7 @@ def sandbox_warnings(sandbox: SandboxChoice, state: MissionState) -> list[str]:
     if not sandbox.memory_capped:
         warnings.append("no memory cgroup can be made here: each candidate process is capped on its own (RLIMIT_AS)")
         if gpu_devices():
-            warnings.append("candidates train on the CPU: CUDA does not start under the address-space cap")
+            warnings.append("this host's GPU goes unused: CUDA does not start under that address-space cap")
     return warnings
 
 

@@ -5,10 +5,9 @@ candidate sees.
 New mount, PID, network, IPC and UTS namespaces; a read-only root (a tmpfs) holding only the system paths and the
 Python environment (read-only binds), a fresh /proc, a read-only /dev of the usual devices (and the GPUs') with a
 small /dev/shm, the data read-only at /sandbox/data and a size-capped tmpfs owned by the sandbox user at
-/sandbox/work. The
-calling process forks: the child is pid 1 of the new PID namespace (the supervisor, once the launcher execs it),
-the parent waits outside and exits as the child did. Standard library only; the spec comes as JSON from
-`agent_k.ml.sandbox.basic`.
+/sandbox/work. The calling process forks: the child is pid 1 of the new PID namespace (the supervisor, once the
+launcher execs it), the parent waits outside and exits as the child did. Standard library only; the spec comes as
+JSON from `agent_k.ml.sandbox.basic`.
 """
 
 from __future__ import annotations
