@@ -4,29 +4,18 @@ a host with a GPU a sandboxed candidate trains on it. The last test runs only wh
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import resource
 import stat
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from agent_k.ml.sandbox import Job, Limits, SandboxResult, bwrap, gpu_usable, run_sandboxed
+from agent_k.ml.sandbox import bwrap, gpu_usable
 from agent_k.ml.sandbox.bwrap import gpu_devices
 from agent_k.ml.sandbox.cgroups import available
-
-
-def _run(tmp_path: Path, code: str, sandbox: str, outputs: tuple[str, ...] = ()) -> tuple[SandboxResult, Path]:
-    script, data, workdir = tmp_path / "candidate.py", tmp_path / "data", tmp_path / "work"
-    tmp_path.mkdir(exist_ok=True)
-    script.write_text(textwrap.dedent(code))
-    data.mkdir()
-    job = Job(script=script, data=data, outputs=dict.fromkeys(outputs, 1 << 16))
-    limits = Limits(timeout_s=120, memory_mb=2048, sandbox=sandbox)  # type: ignore[arg-type]
-    return asyncio.run(run_sandboxed(job, workdir=workdir, limits=limits)), workdir
+from tests.support.sandboxed import run_script
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making device files needs root")
@@ -52,9 +41,9 @@ def test_with_a_gpu_a_candidate_has_no_address_space_cap_where_a_cgroup_caps_its
     their memory; where none can be made they keep it, and the mission plans no GPU work."""
     code = "import resource; print('AS', resource.getrlimit(resource.RLIMIT_AS)[0])"
     monkeypatch.setattr(bwrap, "gpu_devices", lambda: ())
-    without, _ = _run(tmp_path / "cpu", code, sandbox_kind)
+    without, _ = run_script(tmp_path / "cpu", code, sandbox_kind, memory_mb=2048)
     monkeypatch.setattr(bwrap, "gpu_devices", lambda: ("/dev/null",))
-    with_gpu, _ = _run(tmp_path / "gpu", code, sandbox_kind)
+    with_gpu, _ = run_script(tmp_path / "gpu", code, sandbox_kind, memory_mb=2048)
     assert without.ok and with_gpu.ok, without.stderr_tail + with_gpu.stderr_tail
     cap = int(without.stdout_tail.split("AS")[-1])
     gpu_cap = int(with_gpu.stdout_tail.split("AS")[-1])
@@ -68,7 +57,7 @@ def test_with_a_gpu_a_candidate_has_no_address_space_cap_where_a_cgroup_caps_its
 def test_a_sandboxed_candidate_trains_on_the_hosts_gpu(tmp_path: Path, sandbox_kind: str) -> None:
     """A few steps of a convolution's training inside the sandbox, on the GPU."""
     assert gpu_usable(), "a GPU is here, so a memory cgroup must be too for candidates to use it"
-    result, workdir = _run(
+    result, workdir = run_script(
         tmp_path,
         """
         import json, torch
@@ -83,6 +72,7 @@ def test_a_sandboxed_candidate_trains_on_the_hosts_gpu(tmp_path: Path, sandbox_k
         """,
         sandbox_kind,
         outputs=("gpu.json",),
+        timeout_s=120,
     )
     assert result.ok, result.stderr_tail
     found = json.loads((workdir / "gpu.json").read_text())

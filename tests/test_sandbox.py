@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import tempfile
-import textwrap
 import time
 import uuid
 from collections.abc import Iterator
@@ -38,25 +37,13 @@ from agent_k.ml.sandbox.run import LOG_TAIL_BYTES
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import need_tool, wait_until_gone
-
-
-def _run(
-    tmp_path: Path, code: str, sandbox: str, *, outputs: tuple[str, ...] = (), **limits: object
-) -> tuple[SandboxResult, Path]:
-    tmp_path.mkdir(exist_ok=True)
-    script, data, workdir = tmp_path / "candidate.py", tmp_path / "data", tmp_path / "work"
-    script.write_text(textwrap.dedent(code))
-    data.mkdir(exist_ok=True)
-    (data / "train.csv").write_text("id,y\n1,2\n")
-    job = Job(script=script, data=data, outputs=dict.fromkeys(outputs, 1 << 20))
-    settings = {"timeout_s": 30, "sandbox": None if sandbox == "auto" else sandbox, **limits}
-    return asyncio.run(run_sandboxed(job, workdir=workdir, limits=Limits(**settings))), workdir  # type: ignore[arg-type]
+from tests.support.sandboxed import run_script
 
 
 def test_a_hanging_candidate_and_its_children_are_killed(tmp_path: Path, sandbox_kind: str) -> None:
     token = uuid.uuid4().hex
     started = time.monotonic()
-    result, _ = _run(
+    result, _ = run_script(
         tmp_path,
         f"""
         import subprocess, sys, time
@@ -76,7 +63,7 @@ def test_the_environment_is_scrubbed_and_the_data_is_read_only(
 ) -> None:
     monkeypatch.setenv("KAGGLE_KEY", "super-secret-key")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
-    result, workdir = _run(
+    result, workdir = run_script(
         tmp_path,
         """
         import argparse, os
@@ -112,7 +99,7 @@ def test_the_environment_is_scrubbed_and_the_data_is_read_only(
 def test_candidates_have_no_network(tmp_path: Path, sandbox_kind: str) -> None:
     if sandbox_kind == "basic" and not network_isolation_available():
         pytest.skip("unshare --net is not permitted on this machine (the basic sandbox then has network)")
-    result, _ = _run(
+    result, _ = run_script(
         tmp_path,
         """
         import socket
@@ -127,7 +114,7 @@ def test_candidates_have_no_network(tmp_path: Path, sandbox_kind: str) -> None:
 
 
 def test_memory_limit_turns_a_hog_into_a_failure(tmp_path: Path, sandbox_kind: str) -> None:
-    result, _ = _run(tmp_path, "block = bytearray(2 * 1024 ** 3)\n", sandbox_kind, memory_mb=512)
+    result, _ = run_script(tmp_path, "block = bytearray(2 * 1024 ** 3)\n", sandbox_kind, memory_mb=512)
     assert not result.ok
     assert "out of memory" in result.failure_reason()  # the cgroup's kill, or a failed allocation
 
@@ -137,7 +124,7 @@ def test_memory_is_capped_across_all_of_a_candidates_processes(tmp_path: Path, s
     the candidate has in all: the memory cgroup kills one of them."""
     if "memory" not in available():
         pytest.skip("no writable memory cgroup here: each process is capped by RLIMIT_AS only")
-    result, _ = _run(
+    result, _ = run_script(
         tmp_path,
         """
         import multiprocessing, time
@@ -160,7 +147,7 @@ def test_memory_is_capped_across_all_of_a_candidates_processes(tmp_path: Path, s
 
 
 def test_a_crash_reports_its_error_line(tmp_path: Path, sandbox_kind: str) -> None:
-    result, _ = _run(tmp_path, "raise ValueError('bad feature')\n", sandbox_kind)
+    result, _ = run_script(tmp_path, "raise ValueError('bad feature')\n", sandbox_kind)
     assert result.returncode == 1
     assert result.failure_reason() == "exit code 1: ValueError: bad feature"
 
@@ -168,7 +155,7 @@ def test_a_crash_reports_its_error_line(tmp_path: Path, sandbox_kind: str) -> No
 def test_a_fork_bomb_is_capped_and_all_its_processes_die(tmp_path: Path, sandbox_kind: str) -> None:
     """Bounded at 600 children, so even a broken guard could not take the machine down."""
     token = uuid.uuid4().hex
-    result, _ = _run(
+    result, _ = run_script(
         tmp_path,
         f"""
         import os, sys, time
@@ -193,7 +180,7 @@ def test_a_fork_bomb_is_capped_and_all_its_processes_die(tmp_path: Path, sandbox
 
 
 def test_outputs_come_back_and_links_and_fifos_do_not(tmp_path: Path, sandbox_kind: str) -> None:
-    result, workdir = _run(
+    result, workdir = run_script(
         tmp_path,
         """
         import os
@@ -233,7 +220,7 @@ def test_a_header_is_checked_from_a_bounded_prefix_before_any_parsing(tmp_path: 
 def test_a_flood_of_output_keeps_the_last_lines_and_the_error(tmp_path: Path, sandbox_kind: str) -> None:
     """200 MB on stdout and 50 MB on stderr, then a crash: the logs keep their last 64 KB, the error says why,
     and nothing of the flood reached a disk."""
-    result, workdir = _run(
+    result, workdir = run_script(
         tmp_path,
         """
         import sys
@@ -291,7 +278,7 @@ def test_a_candidates_processes_together_get_the_cores_it_was_given(tmp_path: Pa
     a fork bomb drove the load average to 60 for its whole timeout before."""
     if "cpu" not in available():
         need_tool("no writable cpu cgroup here: a candidate's CPU is capped only by RLIMIT_CPU")
-    result, _ = _run(
+    result, _ = run_script(
         tmp_path,
         """
         import multiprocessing, os, resource, time
@@ -318,7 +305,7 @@ def test_dev_is_read_only_and_dev_shm_is_small(tmp_path: Path, sandbox_kind: str
     """Neither /dev nor /dev/shm is a way around the disk cap (both were unbounded tmpfs)."""
     if sandbox_kind == "basic" and os.geteuid() != 0:
         pytest.skip("a non-root basic sandbox has the host's /dev")
-    result, _ = _run(
+    result, _ = run_script(
         tmp_path,
         """
         import json
@@ -376,17 +363,17 @@ def test_a_bubblewrap_that_fails_to_start_is_tried_again_per_candidate(tmp_path:
     starts runs in the basic sandbox (as the sandbox user when root), and the next one gets bubblewrap again
     (before: one failed start sent the whole mission to the basic sandbox, as root)."""
     flaky_bwrap.write_text("2")
-    retried, _ = _run(tmp_path / "a", "print('ran')", "auto")
+    retried, _ = run_script(tmp_path / "a", "print('ran')", "auto")
     assert retried.ok and retried.sandbox == "bwrap" and flaky_bwrap.read_text().strip() == "0"
     flaky_bwrap.write_text("99")
-    fell_back, _ = _run(tmp_path / "b", "import os; print('uid', os.getuid())", "auto")
+    fell_back, _ = run_script(tmp_path / "b", "import os; print('uid', os.getuid())", "auto")
     assert fell_back.ok and fell_back.sandbox == "basic", fell_back.failure_reason()
     assert os.geteuid() != 0 or "uid 0" not in fell_back.stdout_tail
     flaky_bwrap.write_text("0")
-    again, _ = _run(tmp_path / "c", "print('ran')", "auto")
+    again, _ = run_script(tmp_path / "c", "print('ran')", "auto")
     assert again.ok and again.sandbox == "bwrap"
     flaky_bwrap.write_text("99")
-    insisted, _ = _run(tmp_path / "d", "print('ran')", "bwrap")
+    insisted, _ = run_script(tmp_path / "d", "print('ran')", "bwrap")
     assert not insisted.ok and insisted.failure_reason() == (
         "the bwrap sandbox did not start: bwrap: Creating new namespace failed: Resource temporarily unavailable"
     )
