@@ -19,6 +19,7 @@ from agent_k.mission.candidates import (
     ArchivedCandidate,
     best_single,
     likely_runtime_s,
+    sample_rows,
     screen_for,
 )
 from agent_k.mission.screening import Screen, may_finish, screen_then_evaluate
@@ -229,6 +230,16 @@ def test_a_recipe_is_screened_when_its_family_is_costly_and_compared_with_the_th
     assert screen_for(history, spec, kfold, None) is None, "nothing known of its cost yet"
     assert screen_for(history[2:], spec, kfold, costly) is None, "no third-best to compare with"
     assert screen_for(history, spec, CVScheme(kind="kfold", n_folds=2), costly) is None
+
+
+def test_a_generation_with_a_family_new_to_large_data_first_looks_at_a_sample() -> None:
+    """Others' runs say nothing of a new family's cost (forests timed out on diamonds where boosting took 8 s):
+    on large data its generation is scored on a sample first; on small data full CV stays cheap whatever runs."""
+    assert sample_rows(40_000, 5.0) is None, "cheap runs so far, no new family: full CV"
+    assert sample_rows(40_000, 5.0, new_family=True) == 5_000
+    assert sample_rows(40_000, 8.0) == 5_000
+    assert sample_rows(160_000, 2.0, new_family=True) == 20_000
+    assert sample_rows(10_000, 60.0, new_family=True) is None, "small data: a sample would favour simple models"
 
 
 def test_equal_cv_scores_are_told_apart_by_out_of_fold_log_loss(tmp_path: Path) -> None:

@@ -77,6 +77,12 @@ def test_the_search_tries_encodings_early_and_seeds_the_best_once_widened() -> N
     linear = default_recipe(ModelFamily.linear)
     assert feature_starters(linear, [Scored(linear, 0.8)], with_text) == []  # LightGBM's own splits only
 
+    skewed = FeatureOptions(log_target=True)
+    (logged,) = feature_starters(best, [Scored(best, 0.8)], skewed)
+    assert logged.log_target and logged.params == best.params
+    assert logged.niche != best.niche, "a model of log(1 + y) keeps its own elite while its parameters catch up"
+    assert feature_starters(best, [Scored(best, 0.8), Scored(logged, 0.81)], skewed) == []
+
     seeded = [best.model_copy(update={"seed": n}) for n in range(1, MAX_SEEDS + 1)]
     assert len({r.key for r in [best, *seeded]}) == MAX_SEEDS + 1
     assert all(r.without_seed() == best for r in seeded) and "seed=2" in seeded[1].summary()

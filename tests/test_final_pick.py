@@ -16,6 +16,7 @@ from agent_k.config import Settings
 from agent_k.mission.candidates import ArchivedCandidate
 from agent_k.mission.final_pick import (
     choose,
+    contenders,
     pick_reserve_s,
     plan,
     rescoring_groups,
@@ -73,6 +74,26 @@ def test_the_blends_meet_the_best_single_on_the_second_split_alone() -> None:
     chosen, _ = choose(single, [single, other], [stack], better, ACCURACY)
     assert chosen is stack, "a blend that was not the best still wins on the second split"
     assert choose(stack, [single, other], [stack], {"stack": 0.9}, ACCURACY)[0] is stack, "no single to meet"
+
+
+def _of(family: ModelFamily, key: str, cv: float, seed: int | None = None, **params: float) -> ArchivedCandidate:
+    recipe = default_recipe(family).model_copy(update={"seed": seed, "params": params})
+    return ArchivedCandidate(key, recipe, 1, CandidateStatus.succeeded, cv, [cv], 1.0, None, Path(key))
+
+
+def test_the_second_look_goes_to_other_families_not_to_copies_of_the_best() -> None:
+    """Titanic's search ended on seeds of one boosting recipe tied at the top (one model: they shared their split's
+    luck), a random forest and LightGBM a hair behind: those are what a second split can tell apart."""
+    boosting = ModelFamily.hist_gradient_boosting
+    copies = [_of(boosting, f"hgb{seed}", 0.8389, seed, max_leaf_nodes=6) for seed in range(3)]
+    nudged = _of(boosting, "nudged", 0.8388, max_leaf_nodes=7)
+    forest = _of(ModelFamily.random_forest, "forest", 0.8386)
+    boosted = _of(ModelFamily.lightgbm, "lightgbm", 0.8385)
+    linear = _of(ModelFamily.linear, "linear", 0.82)
+    archive = [linear, boosted, *copies, nudged, forest]
+    assert [c.key for c in contenders(archive, ACCURACY)] == ["hgb0", "forest", "lightgbm"]
+    one_family = [*copies, nudged, _of(boosting, "third", 0.83, max_leaf_nodes=9)]
+    assert [c.key for c in contenders(one_family, ACCURACY)] == ["hgb0", "nudged", "third"], "seeds are one model"
 
 
 def test_the_pick_keeps_the_best_when_it_cannot_be_compared() -> None:

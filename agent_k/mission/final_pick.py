@@ -28,13 +28,14 @@ from agent_k.mission.context import GraphContext
 from agent_k.mission.state import MissionState
 from agent_k.ml.ensemble import resplit_scores
 from agent_k.ml.evaluate import CompetitionData
-from agent_k.ml.recipes import Ensemble
+from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.search import improved
 from agent_k.store.status import CandidateStatus
 
 RESCORED = 3
-"""Single candidates re-scored: the best few on the mission's split."""
+"""Single candidates re-scored: the best few on the mission's split, of different model families where there are
+that many (`contenders`)."""
 RESPLIT = "resplit"
 """The subfolder of a candidate's folder that holds its files of the second split."""
 PICK_SHARE = 0.15
@@ -56,13 +57,27 @@ def second_split(cv: CVScheme) -> CVScheme | None:
 
 
 def contenders(candidates: list[ArchivedCandidate], competition: Competition) -> list[ArchivedCandidate]:
-    """The best few single candidates scored on every row, best first."""
-    singles = [
-        c
-        for c in candidates
-        if c.succeeded and c.cv is not None and c.fidelity >= 1.0 and not isinstance(c.recipe, Ensemble)
-    ]
-    return sorted(singles, key=lambda c: c.rank(competition), reverse=True)[:RESCORED]
+    """The best few single candidates scored on every row, best first: the best of each of the best families, then
+    the next best recipes. The search refines its best, so the runners-up on one split are mostly that model again
+    (other seeds, a nudged parameter) and share its luck there; a second look between near-copies decides nothing,
+    where the best of another family, a hair behind, may be the sturdier model."""
+    singles = sorted(
+        (
+            c
+            for c in candidates
+            if c.succeeded and c.cv is not None and c.fidelity >= 1.0 and not isinstance(c.recipe, Ensemble)
+        ),
+        key=lambda c: c.rank(competition),
+        reverse=True,
+    )
+    by_family = {_family(c): c for c in reversed(singles)}  # the best of each, the best family first below
+    chosen = {c.key: c for c in singles if by_family[_family(c)] is c}
+    models = {_model(c) for c in chosen.values()}
+    for candidate in singles:
+        if candidate.key not in chosen and _model(candidate) not in models:
+            models.add(_model(candidate))
+            chosen[candidate.key] = candidate
+    return sorted(list(chosen.values())[:RESCORED], key=lambda c: c.rank(competition), reverse=True)
 
 
 def pick_reserve_s(candidates: list[ArchivedCandidate], state: MissionState, parallel: int) -> float:
@@ -183,6 +198,17 @@ def without_second_split(
 def _members(blend: ArchivedCandidate, by_key: dict[str, ArchivedCandidate]) -> list[ArchivedCandidate]:
     assert isinstance(blend.recipe, Ensemble)
     return [by_key[m.key] for m in blend.recipe.members]
+
+
+def _family(candidate: ArchivedCandidate) -> str:
+    recipe = candidate.recipe
+    return recipe.family.value if isinstance(recipe, Recipe) else type(recipe).__name__
+
+
+def _model(candidate: ArchivedCandidate) -> str:
+    """Its recipe's identity but for the seed: seeds of one recipe are one model here."""
+    recipe = candidate.recipe
+    return recipe.without_seed().key if isinstance(recipe, Recipe) else candidate.key
 
 
 def _method(blend: ArchivedCandidate) -> str:

@@ -70,8 +70,10 @@ class Recipe(BaseModel):
 
     @property
     def niche(self) -> tuple[ModelFamily, str]:
-        """The MAP-Elites cell this recipe competes in: model family by feature set."""
-        return self.family, self.feature_set
+        """The MAP-Elites cell this recipe competes in: model family by feature set, and by target transform (a
+        model of log(1 + y) wants its own rounds and leaves: at its first, untuned parameters it may trail the model
+        of y it would beat once tuned)."""
+        return self.family, self.feature_set + ("+log-target" if self.log_target else "")
 
     def summary(self) -> str:
         params = ", ".join(f"{k}={_short(v)}" for k, v in sorted(self.params.items()))

@@ -30,7 +30,7 @@ from agent_k.mission.nodes.submission import SubmissionNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import EvolutionState, MissionResult
-from agent_k.ml.recipes import Prior
+from agent_k.ml.recipes import ModelFamily, Prior, Recipe
 from agent_k.ml.search import EXPLORE, PATIENCE, WIDE_EXPLORE, improved, propose
 from agent_k.store.status import CandidateStatus, FailureReason
 
@@ -121,7 +121,9 @@ class EvolutionNode(PhaseNode):
         window = deps.budget.remaining(self.phase)
         parallel = deps.evaluator.parallelism
         # A sample of a forecast's rows would break its series: a forecast is screened on its folds alone.
-        rows = None if findings.cv.kind == "forward" else sample_rows(findings.n_train, typical)
+        tried = {c.recipe.family for c in history if isinstance(c.recipe, Recipe)}
+        new_family = any(ModelFamily(f) not in tried for f in findings.model_families)  # proposed first: `propose`
+        rows = None if findings.cv.kind == "forward" else sample_rows(findings.n_train, typical, new_family=new_family)
 
         def batches(seconds: float) -> list[int]:
             return [

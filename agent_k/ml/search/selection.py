@@ -243,9 +243,11 @@ def text_starters(linear: Recipe) -> list[Recipe]:
 def feature_starters(best: Recipe, archive: list[Scored], options: FeatureOptions) -> list[Recipe]:
     """The best recipe with each feature operation the data calls for and no candidate has tried yet, so that a
     grandmaster's usual first features (target and count encoding of high-cardinality columns, LightGBM's own
-    categorical splits) are tried early rather than left to a 15% mutation."""
+    categorical splits, a skewed target's logarithm) are tried early rather than left to a 15% mutation."""
     tried = {name for s in archive for name in ("target", "frequency", "native") if name in s.recipe.feature_set}
     starters = []
+    if options.log_target and not any(s.recipe.log_target for s in archive):
+        starters.append(best.model_copy(update={"log_target": True}))
     if options.categorical and best.family.spec.native_categorical and "native" not in tried:
         starters.append(best.model_copy(update={"native_categorical": True}))
     if options.high_cardinality and "target" not in tried:
