@@ -205,7 +205,8 @@ def test_the_hard_limit_submits_what_the_mission_has(
     saying so, within the contract's +10% (before: `failed: budget_exceeded`, nothing submitted)."""
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
     monkeypatch.setattr(stuck, "run", _stuck)
-    runner.create(MissionSpec(mission_id="stuck", criteria=Criteria(competition="penguins"), time_budget=8))
+    # 12 s: at 8, beside the other test process on a slow machine, Prototype's baseline missed its window once.
+    runner.create(MissionSpec(mission_id="stuck", criteria=Criteria(competition="penguins"), time_budget=12))
     result = asyncio.run(runner.run("stuck"))
     assert result.success, result.detail
     assert result.submission_id is not None and result.scores.public_score is not None
