@@ -27,7 +27,7 @@ from agent_k.mission.launch import MissionSpec
 from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import BudgetLedger, MissionState
 from agent_k.ml.portfolio import load_portfolio
-from agent_k.ml.recipes import ModelFamily
+from agent_k.ml.recipes import ModelFamily, Prior
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
@@ -90,10 +90,12 @@ def test_the_second_look_goes_to_other_families_not_to_copies_of_the_best() -> N
     forest = _of(ModelFamily.random_forest, "forest", 0.8386)
     boosted = _of(ModelFamily.lightgbm, "lightgbm", 0.8385)
     linear = _of(ModelFamily.linear, "linear", 0.82)
-    archive = [linear, boosted, *copies, nudged, forest]
+    prior = ArchivedCandidate("prior", Prior(), 0, CandidateStatus.succeeded, 0.5, [0.5], 0.2, None, Path("prior"))
+    archive = [linear, boosted, *copies, nudged, forest, prior]
     assert [c.key for c in contenders(archive, ACCURACY)] == ["hgb0", "forest", "lightgbm"]
     one_family = [*copies, nudged, _of(boosting, "third", 0.83, max_leaf_nodes=9)]
     assert [c.key for c in contenders(one_family, ACCURACY)] == ["hgb0", "nudged", "third"], "seeds are one model"
+    assert [c.key for c in contenders([*copies, prior], ACCURACY)] == ["hgb0"], "the prior fits no model"
 
 
 def test_the_pick_keeps_the_best_when_it_cannot_be_compared() -> None:

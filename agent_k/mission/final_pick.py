@@ -28,7 +28,7 @@ from agent_k.mission.context import GraphContext
 from agent_k.mission.state import MissionState
 from agent_k.ml.ensemble import resplit_scores
 from agent_k.ml.evaluate import CompetitionData
-from agent_k.ml.recipes import Ensemble, Recipe
+from agent_k.ml.recipes import Ensemble, Prior, Recipe
 from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.search import improved
 from agent_k.store.status import CandidateStatus
@@ -58,14 +58,15 @@ def second_split(cv: CVScheme) -> CVScheme | None:
 
 def contenders(candidates: list[ArchivedCandidate], competition: Competition) -> list[ArchivedCandidate]:
     """The best few single candidates scored on every row, best first: the best of each of the best families, then
-    the next best recipes. The search refines its best, so the runners-up on one split are mostly that model again
-    (other seeds, a nudged parameter) and share its luck there; a second look between near-copies decides nothing,
-    where the best of another family, a hair behind, may be the sturdier model."""
+    the next best recipes; never the training prior, which fits no model. The search refines its best, so the
+    runners-up on one split are mostly that model again (other seeds, a nudged parameter) and share its luck there;
+    a second look between near-copies decides nothing, where the best of another family, a hair behind, may be the
+    sturdier model."""
     singles = sorted(
         (
             c
             for c in candidates
-            if c.succeeded and c.cv is not None and c.fidelity >= 1.0 and not isinstance(c.recipe, Ensemble)
+            if c.succeeded and c.cv is not None and c.fidelity >= 1.0 and not isinstance(c.recipe, Ensemble | Prior)
         ),
         key=lambda c: c.rank(competition),
         reverse=True,
