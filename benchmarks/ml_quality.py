@@ -11,6 +11,12 @@ AutoGluon needs pandas<3: run this in an environment of its own (the mission's C
 
     python3 -m venv .venv-bench && .venv-bench/bin/pip install -e '.[bench]'
     .venv-bench/bin/python benchmarks/ml_quality.py [--budget 120] [--seeds 3] [--first-seed 0] [--competitions ...]
+        [--results rows.jsonl]
+
+A run of every method on the real-size set at 300 s takes about 4 hours on two cores. `--results` keeps each
+(seed, competition)'s row in a JSON-lines file as it ends, stamped with the commit it ran on, so that a run can be
+stopped and taken up again: rows already there for this commit and budget are not run again, and the summary
+covers every such row in the file.
 """
 
 from __future__ import annotations
@@ -218,6 +224,26 @@ def summary(rows: list[dict[str, Any]], budget: float) -> None:
     print(f"missions within +10% of the budget: {within}/{len(rows)}")
 
 
+def commit() -> str:
+    """The commit the package runs from; rows of uncommitted code could not be told apart, so none are kept."""
+    root = Path(__file__).resolve().parent.parent
+    git = ["git", "-C", str(root)]
+    if subprocess.run([*git, "status", "--porcelain", "agent_k"], capture_output=True, text=True).stdout.strip():
+        sys.exit("--results: agent_k has uncommitted changes; commit them first, so each row names its code")
+    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def kept_rows(path: Path, stamp: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of `path` run on this commit at this budget (rows of others stay in the file, unused)."""
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [r for r in rows if all(r.get(k) == v for k, v in stamp.items())]
+    if len(kept) < len(rows):
+        print(f"{len(rows) - len(kept)} row(s) of {path} ran on another commit or budget: not used")
+    return kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=120.0)
@@ -226,13 +252,18 @@ def main() -> None:
     parser.add_argument("--competitions", nargs="*", default=list(BUILTINS))
     parser.add_argument("--methods", nargs="*", default=list(METHODS), choices=METHODS)
     parser.add_argument("--home", type=Path, help="keep the missions here for inspection (default: a temp dir)")
+    parser.add_argument("--results", type=Path, help="JSON-lines file of rows: kept as they end, resumed from")
     args = parser.parse_args()
-    rows = []
+    stamp = {"commit": commit(), "budget": args.budget} if args.results else {}
+    rows = kept_rows(args.results, stamp) if args.results else []
+    done = {(r["seed"], r["competition"]) for r in rows if set(args.methods) <= set(r)}
     with tempfile.TemporaryDirectory() as tmp:
         home = args.home or Path(tmp)
         platform = LocalPlatform(home / "competitions")
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             for competition in args.competitions:
+                if (seed, competition) in done:
+                    continue
                 spec = platform.ensure(competition)  # materialised before any clock starts
                 data = load(platform.root, spec)
                 row: dict[str, Any] = {"seed": seed, "competition": competition, "metric": spec.metric}
@@ -248,6 +279,9 @@ def main() -> None:
                     row["hgb"] = run_hgb(spec, data, seed)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+                if args.results:
+                    with args.results.open("a", encoding="utf-8") as results:
+                        results.write(json.dumps({**stamp, **row}) + "\n")
     if set(args.methods) == set(METHODS):
         summary(rows, args.budget)
 
