@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agent_k.ml.families import EARLY_STOPPING_ROWS, FAMILIES
+from agent_k.competition import TaskType
+from agent_k.ml.families import EARLY_STOPPING_ROWS, FAMILIES, REGRESSION_EARLY_STOPPING_ROWS
 from agent_k.ml.portfolio import TableShape, family_starts, load_portfolio, start_portfolio, table_shape
 from agent_k.ml.portfolio.build import BUILTIN_NAMES, PORTFOLIO, RESULTS, TABLES, assemble, configurations
 from agent_k.ml.portfolio.tasks import load_tasks
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
+from agent_k.ml.render import render_solution
 from agent_k.ml.search import Scored, first_recipes, propose
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.catalog import BUILTINS
@@ -70,21 +72,25 @@ def test_a_plain_table_starts_from_the_configurations_learned_for_its_shape(home
 
 def test_a_large_table_starts_boosting_at_a_high_cap_that_its_held_out_rows_cut() -> None:
     """Past the portfolio's sizes, where each fold's fit holds out rows to stop on, LightGBM starts from many
-    fast rounds (the held-out rows find how many); at that threshold and below, from its defaults."""
-    prepared = prepared_builtin("mpls-stops")  # 43,699 police stops: below the threshold as they are
+    fast rounds (the held-out rows find how many); at that threshold and below, from its defaults. A regression's
+    threshold is lower than a classifier's, and its solution scripts say so."""
+    prepared = prepared_builtin("mpls-stops")  # 43,699 police stops: below the classifier's threshold
     spec, findings = prepared.spec, profile(prepared.spec, prepared.train, prepared.test)
+    regression = spec.model_copy(update={"task": TaskType.regression, "metric": "rmse"})
     drop, lightgbm = tuple(findings.id_like), FAMILIES[ModelFamily.lightgbm]
+    stopping, defaults = {**lightgbm.defaults, **lightgbm.stopping_defaults}, dict(lightgbm.defaults)
     folds = findings.cv.n_folds
-    at_threshold = EARLY_STOPPING_ROWS * folds // (folds - 1)  # its folds fit on exactly EARLY_STOPPING_ROWS
-    for n_train, starts in (
-        (at_threshold + folds, {**lightgbm.defaults, **lightgbm.stopping_defaults}),
-        (at_threshold, dict(lightgbm.defaults)),
-        (findings.n_train, dict(lightgbm.defaults)),
-    ):
-        sized = findings.model_copy(update={"n_train": n_train})
-        (recipe,) = first_recipes([ModelFamily.lightgbm], sized, spec, drop)
-        assert recipe.params == starts, n_train
-    assert lightgbm.stopping_defaults and dict(lightgbm.defaults) != {**lightgbm.defaults, **lightgbm.stopping_defaults}
+    for competition, fit_rows in ((spec, EARLY_STOPPING_ROWS), (regression, REGRESSION_EARLY_STOPPING_ROWS)):
+        at_threshold = fit_rows * folds // (folds - 1)  # its folds fit on exactly that many rows
+        for n_train, starts in ((at_threshold + folds, stopping), (at_threshold, defaults)):
+            sized = findings.model_copy(update={"n_train": n_train})
+            (recipe,) = first_recipes([ModelFamily.lightgbm], sized, competition, drop)
+            assert recipe.params == starts, (competition.task, n_train)
+        script = render_solution(recipe, competition, findings.cv)
+        assert f"\nEARLY_STOPPING_ROWS = {fit_rows}  #" in script
+    (as_they_are,) = first_recipes([ModelFamily.lightgbm], findings, spec, drop)
+    assert as_they_are.params == defaults and findings.n_train * (folds - 1) / folds > REGRESSION_EARLY_STOPPING_ROWS
+    assert lightgbm.stopping_defaults and defaults != stopping
 
 
 def test_text_media_and_forecasts_keep_their_own_defaults(home: Path) -> None:

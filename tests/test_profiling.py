@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition import Competition, TaskType
-from agent_k.ml.profiling import FIVE_FOLDS_ROWS, profile
+from agent_k.ml.profiling import FIVE_FOLDS_ROWS, FIVE_FOLDS_ROWS_PER_BUDGET_S, profile
 
 
 def _competition(task: TaskType = TaskType.binary) -> Competition:
@@ -82,3 +82,12 @@ def test_five_folds_up_to_the_large_tables_three_beyond() -> None:
     larger, test = _frames(FIVE_FOLDS_ROWS * 4 // 3 + 400)
     assert len(larger) > FIVE_FOLDS_ROWS
     assert profile(_competition(), larger, test).cv.n_folds == 3
+
+
+def test_five_folds_only_where_the_budget_holds_several_full_cross_validations() -> None:
+    """A full CV's cost grows with the rows: a short mission on a large table takes three folds, so that its
+    search still gets several full evaluations; a longer one on the same rows takes five."""
+    table, test = _frames(40_000)
+    short, long = 40_000 / FIVE_FOLDS_ROWS_PER_BUDGET_S / 2, 40_000 / FIVE_FOLDS_ROWS_PER_BUDGET_S * 2
+    assert profile(_competition(), table, test, budget_s=short).cv.n_folds == 3
+    assert profile(_competition(), table, test, budget_s=long).cv.n_folds == 5

@@ -64,8 +64,18 @@ SVM_ROWS = 5_000
 above this many, trees and the linear model serve better in the same time."""
 
 EARLY_STOPPING_ROWS = 100_000
-"""Fit rows above which boosting holds out a tenth to stop on: at least 10,000 held-out rows, where a score per
-round is steady (on mpls-stops' ~3,000 held-out rows it stopped on noise and cost AUC: docs/benchmarks.md)."""
+"""Fit rows above which a classifier's boosting holds out a tenth to stop on: at least 10,000 held-out rows, where
+a score per round is steady (on mpls-stops' ~3,000 held-out rows it stopped on noise and cost AUC:
+docs/benchmarks.md)."""
+REGRESSION_EARLY_STOPPING_ROWS = 20_000
+"""The same for a regression: its loss, averaged over 2,000 held-out rows, moves smoothly round to round, and
+stopping there helped on diamonds' 32,000 fit rows (docs/benchmarks.md, "Folds and the budget")."""
+
+
+def early_stopping_rows(regression: bool) -> int:
+    """Fit rows above which boosting holds out a tenth to stop on."""
+    return REGRESSION_EARLY_STOPPING_ROWS if regression else EARLY_STOPPING_ROWS
+
 
 TIMED_ROUNDS_STRETCH = 2.0
 """How far past the time left a candidate's projected cost may go where its rounds end with the time (`stops_early`):
@@ -108,7 +118,7 @@ class Family:
     """Can split on categories themselves (LightGBM's categorical features)."""
     stops_early: bool = False
     """Boosting whose rounds stop early: on a held-out tenth of a fit's rows once they stop improving (above
-    `EARLY_STOPPING_ROWS`), so its rounds fit the data rather than the searched cap, and at its share of the
+    `early_stopping_rows`), so its rounds fit the data rather than the searched cap, and at its share of the
     run's time where one is given, so a large table on a short budget gets fewer rounds rather than a timeout."""
     stopping_defaults: Mapping[str, ParamValue] = field(default_factory=dict)
     """Defaults that differ where its fits stop early: a high cap on the rounds, which the held-out rows cut."""

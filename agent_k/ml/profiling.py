@@ -38,6 +38,11 @@ model that sees four fifths of the rows rather than two thirds predicts better: 
 instead of three scored better privately on all four real-size tables tried, from 0.07% (mpls-stops' AUC) to 16%
 (county-murders' RMSE; docs/benchmarks.md, "Five folds on the real-size tables"). A candidate costs about twice
 as much."""
+FIVE_FOLDS_ROWS_PER_BUDGET_S = 500
+"""And up to this many rows a second of the mission's budget: a full CV's cost grows with the rows, and where one
+takes a large share of the budget (a first LightGBM's five folds on birthdays' 280,000 rows: 92 s of 300) the
+search gets too few full evaluations for the better fold models to pay (docs/benchmarks.md, "Folds and the
+budget")."""
 TEXT_FIVE_FOLDS_ROWS = 5_000
 """Text models cost more a fold: above this many rows, three folds."""
 
@@ -47,8 +52,11 @@ def _number(value: object) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
-def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> ResearchFindings:
-    """Profile the rows that carry a label; rows that do not (a units row, say) are counted and noted."""
+def profile(
+    spec: Competition, train: pd.DataFrame, test: pd.DataFrame, *, budget_s: float | None = None
+) -> ResearchFindings:
+    """Profile the rows that carry a label; rows that do not (a units row, say) are counted and noted. `budget_s`:
+    the mission's, which bounds the rows five folds are planned for."""
     usable = labelled(train, spec)
     unlabelled = int((~usable).sum())
     if unlabelled:
@@ -56,7 +64,7 @@ def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Resea
             raise ValueError(f"no usable labels in '{spec.target}' (e.g. {train[spec.target].iloc[0]!r})")
         example = train.loc[~usable, spec.target].iloc[0]
         train = reinfer(train[usable])
-    findings = _profile(spec, train, test)
+    findings = _profile(spec, train, test, budget_s)
     if unlabelled:
         findings.unlabelled_rows = unlabelled
         findings.notes.insert(
@@ -67,7 +75,7 @@ def profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Resea
     return findings
 
 
-def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> ResearchFindings:
+def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame, budget_s: float | None) -> ResearchFindings:
     features = [c for c in train.columns if c not in (spec.id_column, *spec.target_columns)]
     columns = [_column_profile(train[c]) for c in features]
     text = [c.name for c in columns if c.kind == "text"]
@@ -97,7 +105,7 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Rese
         leakage_suspects=[s.column for s in leaks],
         leakage_details=leaks,
         drift=drift,
-        cv=_validation(spec, train, time, groups),
+        cv=_validation(spec, train, time, groups, budget_s),
         model_families=[],
         text_columns=text,
         time=time,
@@ -110,12 +118,16 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame) -> Rese
 
 
 def _validation(
-    spec: Competition, train: pd.DataFrame, time: TimeStructure | None, groups: dict[str, float]
+    spec: Competition,
+    train: pd.DataFrame,
+    time: TimeStructure | None,
+    groups: dict[str, float],
+    budget_s: float | None,
 ) -> CVScheme:
     """Folds that validate as the test is drawn: forward chaining for a forecast, entities held out together
     when the test is new entities, else shuffled (stratified for classes)."""
     text = any(looks_like_text(train[c]) for c in train.columns if c not in spec.target_columns)
-    n_folds = 3 if len(train) > FIVE_FOLDS_ROWS or (text and len(train) > TEXT_FIVE_FOLDS_ROWS) else 5
+    n_folds = 5 if len(train) <= five_folds_rows(budget_s, text=text) else 3
     classes = spec.task in (TaskType.binary, TaskType.multiclass)
     if time is not None and time.forecast:
         return CVScheme(kind="forward", n_folds=FORWARD_FOLDS, time=time, reason=time.reason)
@@ -129,6 +141,12 @@ def _validation(
     reason = why or (time.reason if time else "the rows come in no particular order: shuffled folds")
     kind = "stratified_kfold" if classes else "kfold"
     return CVScheme(kind=kind, n_folds=n_folds, reason=reason)
+
+
+def five_folds_rows(budget_s: float | None, *, text: bool = False) -> float:
+    """The most training rows five folds are planned for; three above."""
+    rows = TEXT_FIVE_FOLDS_ROWS if text else FIVE_FOLDS_ROWS
+    return rows if budget_s is None else min(rows, FIVE_FOLDS_ROWS_PER_BUDGET_S * budget_s)
 
 
 def _column_profile(values: pd.Series) -> ColumnProfile:

@@ -19,7 +19,7 @@ from string import Template
 
 from agent_k.competition import Competition, TaskType, metrics
 from agent_k.competition.research import CVScheme
-from agent_k.ml.families import EARLY_STOPPING_ROWS
+from agent_k.ml.families import early_stopping_rows
 from agent_k.ml.literals import in_docstring, literal
 from agent_k.ml.recipes import Ensemble, ParamValue, Recipe
 from agent_k.ml.search.space import check_recipe
@@ -180,7 +180,7 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         summary=in_docstring(summary),
         validation=in_docstring(f"{cv.n_folds} {cv.kind} folds" + (f": {cv.reason}" if cv.reason else "")),
         refit=literal(refits(cv)),
-        early_stopping_rows=literal(EARLY_STOPPING_ROWS),
+        early_stopping_rows=literal(early_stopping_rows(regression)),
         model_imports="\n".join(imports),
         class_values=literal(metrics.class_values(competition)),
         metric=literal(competition.metric),

@@ -52,7 +52,7 @@ class ResearchNode(PhaseNode):
                 test = await asyncio.to_thread(pd.read_csv, data_dir / "test.csv")
                 if competition.media:  # a file name is no feature: the files' features come in the next step
                     train, test = (t.drop(columns=[competition.media.column]) for t in (train, test))
-                findings = await run_blocking(profile, competition, train, test)
+                findings = await run_blocking(profile, competition, train, test, budget_s=ctx.deps.budget.total_s)
                 unwritten = None
                 if len(train) >= TABLES_MIN_ROWS:
                     unwritten = await run_blocking(write_tables, {"train.csv": train, "test.csv": test}, data_dir)

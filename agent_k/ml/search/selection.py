@@ -13,7 +13,7 @@ from itertools import combinations
 
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.research import ResearchFindings
-from agent_k.ml.families import EARLY_STOPPING_ROWS
+from agent_k.ml.families import early_stopping_rows
 from agent_k.ml.params import ParamValue
 from agent_k.ml.portfolio import family_starts, start_portfolio, table_shape
 from agent_k.ml.recipes import ModelFamily, Recipe, Solution
@@ -128,17 +128,18 @@ def first_recipes(
     options = feature_options(findings, competition, drop)
     shape = table_shape(findings, competition, drop)
     learned = family_starts(shape, families) if shape else {}
-    if _fits_stop_early(findings):
+    if _fits_stop_early(findings, competition):
         for family in families:
             if family not in learned and family.spec.stopping_defaults:
                 learned[family] = {**family.spec.defaults, **family.spec.stopping_defaults}
     return [starting_recipe(family, options, drop, learned.get(family)) for family in families]
 
 
-def _fits_stop_early(findings: ResearchFindings) -> bool:
-    """Whether a fold's fit rows are past `EARLY_STOPPING_ROWS`, where boosting's held-out rows find its rounds."""
+def _fits_stop_early(findings: ResearchFindings, competition: Competition) -> bool:
+    """Whether a fold's fit rows are past `early_stopping_rows`, where boosting's held-out rows find its rounds."""
     folds = findings.cv.n_folds
-    return findings.n_train * (folds - 1) / folds > EARLY_STOPPING_ROWS
+    regression = competition.task in (TaskType.regression, TaskType.multioutput)
+    return findings.n_train * (folds - 1) / folds > early_stopping_rows(regression)
 
 
 def portfolio_recipes(
