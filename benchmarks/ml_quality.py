@@ -14,9 +14,9 @@ AutoGluon needs pandas<3: run this in an environment of its own (the mission's C
         [--results rows.jsonl]
 
 A run of every method on the real-size set at 300 s takes about 4 hours on two cores. `--results` keeps each
-(seed, competition)'s row in a JSON-lines file as it ends, stamped with the commit it ran on, so that a run can be
-stopped and taken up again: rows already there for this commit and budget are not run again, and the summary
-covers every such row in the file.
+(seed, competition)'s row in a JSON-lines file as it ends, stamped with the package code it ran (git's hash of the
+committed `agent_k/`), so that a run can be stopped and taken up again: rows already there for this code and
+budget are not run again, and the summary covers every such row in the file.
 """
 
 from __future__ import annotations
@@ -224,23 +224,25 @@ def summary(rows: list[dict[str, Any]], budget: float) -> None:
     print(f"missions within +10% of the budget: {within}/{len(rows)}")
 
 
-def commit() -> str:
-    """The commit the package runs from; rows of uncommitted code could not be told apart, so none are kept."""
+def package_code() -> str:
+    """The committed package's tree (git's hash of `agent_k/`): commits of docs or benchmarks leave it as it is.
+    Rows of uncommitted code could not be told apart, so none are kept."""
     root = Path(__file__).resolve().parent.parent
     git = ["git", "-C", str(root)]
     if subprocess.run([*git, "status", "--porcelain", "agent_k"], capture_output=True, text=True).stdout.strip():
         sys.exit("--results: agent_k has uncommitted changes; commit them first, so each row names its code")
-    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    tree = subprocess.run([*git, "rev-parse", "HEAD:agent_k"], capture_output=True, text=True, check=True)
+    return tree.stdout.strip()
 
 
 def kept_rows(path: Path, stamp: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows of `path` run on this commit at this budget (rows of others stay in the file, unused)."""
+    """The rows of `path` run on this code at this budget (rows of others stay in the file, unused)."""
     if not path.exists():
         return []
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     kept = [r for r in rows if all(r.get(k) == v for k, v in stamp.items())]
     if len(kept) < len(rows):
-        print(f"{len(rows) - len(kept)} row(s) of {path} ran on another commit or budget: not used")
+        print(f"{len(rows) - len(kept)} row(s) of {path} ran on other code or another budget: not used")
     return kept
 
 
@@ -254,7 +256,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, help="keep the missions here for inspection (default: a temp dir)")
     parser.add_argument("--results", type=Path, help="JSON-lines file of rows: kept as they end, resumed from")
     args = parser.parse_args()
-    stamp = {"commit": commit(), "budget": args.budget} if args.results else {}
+    stamp = {"agent_k": package_code(), "budget": args.budget} if args.results else {}
     rows = kept_rows(args.results, stamp) if args.results else []
     done = {(r["seed"], r["competition"]) for r in rows if set(args.methods) <= set(r)}
     with tempfile.TemporaryDirectory() as tmp:
