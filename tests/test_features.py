@@ -18,7 +18,7 @@ from agent_k.mission.state import EvolutionState
 from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.sandbox import Limits
-from agent_k.ml.search import PATIENCE, FeatureOptions, Scored, default_recipe
+from agent_k.ml.search import PATIENCE, FeatureOptions, Scored, default_recipe, starting_recipe
 from agent_k.ml.search.selection import MAX_SEEDS, feature_starters
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_files
@@ -71,11 +71,20 @@ def test_the_search_tries_encodings_early_and_seeds_the_best_once_widened() -> N
     tried = [Scored(best, 0.8), Scored(starters[0], 0.79), Scored(starters[1], 0.78)]
     assert feature_starters(best, tried, options) == []
     assert feature_starters(best, [Scored(best, 0.8)], FeatureOptions()) == []
-    with_text = FeatureOptions(categorical=("city",))
-    (native,) = feature_starters(best, [Scored(best, 0.8)], with_text)
+    categorical = FeatureOptions(categorical=("city",))
+    (native,) = feature_starters(best, [Scored(best, 0.8)], categorical)
     assert native.native_categorical and native.feature_set == "native"
+    assert feature_starters(best, [Scored(best, 0.8), Scored(native, 0.79)], categorical) == []
     linear = default_recipe(ModelFamily.linear)
-    assert feature_starters(linear, [Scored(linear, 0.8)], with_text) == []  # LightGBM's own splits only
+    assert feature_starters(linear, [Scored(linear, 0.8)], categorical) == []  # LightGBM's own splits only
+
+    # LightGBM starts on the categories themselves; ordinal codes are then its first alternative.
+    first = starting_recipe(ModelFamily.lightgbm, categorical, ())
+    assert first.native_categorical and "native" in first.feature_set
+    (codes,) = feature_starters(first, [Scored(first, 0.8)], categorical)
+    assert not codes.native_categorical and codes.params == first.params
+    assert not starting_recipe(ModelFamily.lightgbm, FeatureOptions(), ()).native_categorical
+    assert not starting_recipe(ModelFamily.random_forest, categorical, ()).native_categorical
 
     skewed = FeatureOptions(log_target=True)
     (logged,) = feature_starters(best, [Scored(best, 0.8)], skewed)

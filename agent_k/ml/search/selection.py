@@ -108,7 +108,8 @@ def starting_recipe(
 ) -> Recipe:
     """A family's first recipe for this data: its defaults (or `params`, learned ones), the text columns, a forecast
     relative to its level (a ratio for a positive target) so that trees can follow a trend past the last training
-    date."""
+    date, and splits on categories themselves where the family can (LightGBM's and AutoGluon's default: on the
+    built-ins it was never behind ordinal codes and often ahead, and a large table has time for few candidates)."""
     relative = "none"
     if options.forecast and not family.spec.model_free:
         relative = family.spec.forecast_form if options.positive_target else "difference"
@@ -117,6 +118,8 @@ def starting_recipe(
         recipe = recipe.model_copy(update={"params": dict(params)})
     if options.learn_logs and not family.spec.model_free:
         recipe = recipe.model_copy(update={"log_target": True})
+    if options.categorical and family.spec.native_categorical:
+        recipe = recipe.model_copy(update={"native_categorical": True})
     return recipe
 
 
@@ -243,14 +246,16 @@ def text_starters(linear: Recipe) -> list[Recipe]:
 
 def feature_starters(best: Recipe, archive: list[Scored], options: FeatureOptions) -> list[Recipe]:
     """The best recipe with each feature operation the data calls for and no candidate has tried yet, so that a
-    grandmaster's usual first features (target and count encoding of high-cardinality columns, LightGBM's own
-    categorical splits, a skewed target's logarithm) are tried early rather than left to a 15% mutation."""
-    tried = {name for s in archive for name in ("target", "frequency", "native") if name in s.recipe.feature_set}
+    grandmaster's usual first features (target and count encoding of high-cardinality columns, a skewed target's
+    logarithm, LightGBM's categorical splits against ordinal codes, whichever it has not tried) are tried early
+    rather than left to a 15% mutation."""
+    tried = {name for s in archive for name in ("target", "frequency") if name in s.recipe.feature_set}
+    splits = {s.recipe.native_categorical for s in archive if s.recipe.family.spec.native_categorical}
     starters = []
     if options.log_target and not any(s.recipe.log_target for s in archive):
         starters.append(best.model_copy(update={"log_target": True}))
-    if options.categorical and best.family.spec.native_categorical and "native" not in tried:
-        starters.append(best.model_copy(update={"native_categorical": True}))
+    if options.categorical and best.family.spec.native_categorical and len(splits) < 2:
+        starters.append(best.model_copy(update={"native_categorical": not best.native_categorical}))
     if options.high_cardinality and "target" not in tried:
         starters.append(best.model_copy(update={"target_columns": options.high_cardinality}))
     if options.high_cardinality and "frequency" not in tried:
