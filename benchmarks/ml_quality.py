@@ -15,8 +15,8 @@ AutoGluon needs pandas<3: run this in an environment of its own (the mission's C
 
 A run of every method on the real-size set at 300 s takes about 4 hours on two cores. `--results` keeps each
 (seed, competition)'s row in a JSON-lines file as it ends, stamped with the package code it ran (git's hash of the
-committed `agent_k/`), so that a run can be stopped and taken up again: rows already there for this code and
-budget are not run again, and the summary covers every such row in the file.
+committed `agent_k/`) and the rivals' versions, so that a run can be stopped and taken up again: rows already there
+for this code, budget and rivals are not run again, and the summary covers every such row in the file.
 """
 
 from __future__ import annotations
@@ -235,14 +235,23 @@ def package_code() -> str:
     return tree.stdout.strip()
 
 
+def rival_versions() -> dict[str, str]:
+    """The versions the rivals ran with: an AutoGluon whose XGBoost could not train is not the same rival."""
+    import autogluon.tabular
+    import flaml
+    import xgboost
+
+    return {"flaml": flaml.__version__, "autogluon": autogluon.tabular.__version__, "xgboost": xgboost.__version__}
+
+
 def kept_rows(path: Path, stamp: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows of `path` run on this code at this budget (rows of others stay in the file, unused)."""
+    """The rows of `path` run on this code, budget and rivals (rows of others stay in the file, unused)."""
     if not path.exists():
         return []
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     kept = [r for r in rows if all(r.get(k) == v for k, v in stamp.items())]
     if len(kept) < len(rows):
-        print(f"{len(rows) - len(kept)} row(s) of {path} ran on other code or another budget: not used")
+        print(f"{len(rows) - len(kept)} row(s) of {path} ran on other code, budget or rivals: not used")
     return kept
 
 
@@ -256,7 +265,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, help="keep the missions here for inspection (default: a temp dir)")
     parser.add_argument("--results", type=Path, help="JSON-lines file of rows: kept as they end, resumed from")
     args = parser.parse_args()
-    stamp = {"agent_k": package_code(), "budget": args.budget} if args.results else {}
+    stamp = {"agent_k": package_code(), "budget": args.budget, "rivals": rival_versions()} if args.results else {}
     rows = kept_rows(args.results, stamp) if args.results else []
     done = {(r["seed"], r["competition"]) for r in rows if set(args.methods) <= set(r)}
     with tempfile.TemporaryDirectory() as tmp:
