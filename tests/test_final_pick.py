@@ -17,6 +17,7 @@ from agent_k.mission.candidates import ArchivedCandidate
 from agent_k.mission.final_pick import (
     choose,
     contenders,
+    one_row,
     pick_reserve_s,
     plan,
     rescoring_groups,
@@ -74,6 +75,35 @@ def test_the_blends_meet_the_best_single_on_the_second_split_alone() -> None:
     chosen, _ = choose(single, [single, other], [stack], better, ACCURACY)
     assert chosen is stack, "a blend that was not the best still wins on the second split"
     assert choose(stack, [single, other], [stack], {"stack": 0.9}, ACCURACY)[0] is stack, "no single to meet"
+
+
+def test_a_row_apart_on_accuracy_is_no_evidence_and_the_lower_log_loss_decides() -> None:
+    """Wine's 133 rows in five folds of 26-27: one row moves a CV accuracy by at most 1/130. A mission's extra trees
+    (134/135 on both splits, log loss 0.107) met its stack (one row behind on the second split, log loss 0.048):
+    the stack, right on every private row where the extra trees missed one, is the pick. Two rows behind it is not,
+    and neither a metric that is not a share of rows nor folds of unknown sizes get the allowance."""
+    wine = Competition(id="w", title="w", task=TaskType.multiclass, metric="accuracy", target="y", classes=list("abc"))
+    folds = CVScheme(kind="stratified_kfold", n_folds=5)
+    row = one_row(wine, folds, 133)
+    assert row == pytest.approx(1 / 130)
+    assert one_row(wine, CVScheme(kind="group_kfold", n_folds=5, group_column="g"), 133) == 0.0
+    auc = Competition(id="b", title="b", task=TaskType.binary, metric="auc", target="y", classes=["a", "b"])
+    assert one_row(auc, folds, 133) == 0.0
+
+    trees, linear = _candidate("trees", 0.9925926, log_loss=0.107), _candidate("linear", 0.9849, log_loss=0.19)
+    stack = _candidate("stack", 0.9925926, log_loss=0.048)
+    one_behind = {"trees": 0.9925926, "linear": 0.9849, "stack": 0.985185}
+    chosen, why = choose(trees, [trees, linear], [stack], one_behind, wine, one_row=row)
+    assert chosen is stack and "within a row and at a lower log loss" in why
+    assert choose(trees, [trees, linear], [stack], one_behind, wine)[0] is trees, "without the allowance: the score"
+    two_behind = {**one_behind, "stack": 0.9925926 - 2 / 130}
+    assert choose(trees, [trees, linear], [stack], two_behind, wine, one_row=row)[0] is trees
+
+    sure = _candidate("sure", 0.9849, log_loss=0.05)  # the singles: half a row over both splits' rows
+    level = {"trees": 0.9925926, "sure": 0.9925926 + 0.9925926 - 0.9849 - 0.5 / 130}
+    chosen, why = choose(trees, [trees, sure], [], level, wine, one_row=row)
+    assert chosen is sure and "lower log loss" in why
+    assert choose(trees, [trees, sure], [], {**level, "sure": level["sure"] - 1 / 130}, wine, one_row=row)[0] is trees
 
 
 def _of(family: ModelFamily, key: str, cv: float, seed: int | None = None, **params: float) -> ArchivedCandidate:

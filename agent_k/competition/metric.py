@@ -41,6 +41,9 @@ class Metric:
     """The mean of the kernel over several 0/1 target columns (a multi-label task)."""
     fitted_rule: bool = False
     """labels: labels come by a rule fitted on out-of-fold probabilities (`decision`), not by the argmax."""
+    row_share: bool = False
+    """labels: the score is the share of rows labelled right (accuracy), so one row moves it by 1/n: two scores
+    that close are equal on the evidence (`agent_k.mission.final_pick`)."""
     ordinal: bool = False
     """labels: the classes must be numbers in order; the fitted rule cuts the expected class value."""
     non_negative: bool = False
