@@ -15,6 +15,8 @@ from agent_k.competition.research import CVScheme, ResearchFindings, TimeStructu
 from agent_k.config import Settings
 from agent_k.mission.candidates import ArchivedCandidate
 from agent_k.mission.final_pick import (
+    END_MARGIN_S,
+    TIED_ROWS,
     choose,
     contenders,
     one_row,
@@ -77,11 +79,13 @@ def test_the_blends_meet_the_best_single_on_the_second_split_alone() -> None:
     assert choose(stack, [single, other], [stack], {"stack": 0.9}, ACCURACY)[0] is stack, "no single to meet"
 
 
-def test_a_row_apart_on_accuracy_is_no_evidence_and_the_lower_log_loss_decides() -> None:
-    """Wine's 133 rows in five folds of 26-27: one row moves a CV accuracy by at most 1/130. A mission's extra trees
-    (134/135 on both splits, log loss 0.107) met its stack (one row behind on the second split, log loss 0.048):
-    the stack, right on every private row where the extra trees missed one, is the pick. Two rows behind it is not,
-    and neither a metric that is not a share of rows nor folds of unknown sizes get the allowance."""
+def test_a_few_rows_apart_on_accuracy_are_no_evidence() -> None:
+    """Wine's 133 rows in five folds of 26-27: one row moves a CV accuracy by at most 1/130, and four rows apart
+    are a gap no paired test can call. A mission's best extra trees (134/135 on both splits, log loss 0.104) met its
+    stack two rows behind on the second split: the stack, right on every private row where the extra trees missed
+    one, is the pick, whatever its log loss. Five rows behind it is not, and neither a metric that is not a share of
+    rows nor folds of unknown sizes get the allowance. Among singles level over both splits, the lower log loss
+    decides."""
     wine = Competition(id="w", title="w", task=TaskType.multiclass, metric="accuracy", target="y", classes=list("abc"))
     folds = CVScheme(kind="stratified_kfold", n_folds=5)
     row = one_row(wine, folds, 133)
@@ -89,21 +93,22 @@ def test_a_row_apart_on_accuracy_is_no_evidence_and_the_lower_log_loss_decides()
     assert one_row(wine, CVScheme(kind="group_kfold", n_folds=5, group_column="g"), 133) == 0.0
     auc = Competition(id="b", title="b", task=TaskType.binary, metric="auc", target="y", classes=["a", "b"])
     assert one_row(auc, folds, 133) == 0.0
+    tie = TIED_ROWS * row
 
-    trees, linear = _candidate("trees", 0.9925926, log_loss=0.107), _candidate("linear", 0.9849, log_loss=0.19)
-    stack = _candidate("stack", 0.9925926, log_loss=0.048)
-    one_behind = {"trees": 0.9925926, "linear": 0.9849, "stack": 0.985185}
-    chosen, why = choose(trees, [trees, linear], [stack], one_behind, wine, one_row=row)
-    assert chosen is stack and "within a row and at a lower log loss" in why
-    assert choose(trees, [trees, linear], [stack], one_behind, wine)[0] is trees, "without the allowance: the score"
-    two_behind = {**one_behind, "stack": 0.9925926 - 2 / 130}
-    assert choose(trees, [trees, linear], [stack], two_behind, wine, one_row=row)[0] is trees
+    trees, linear = _candidate("trees", 0.9925926, log_loss=0.104), _candidate("linear", 0.9849, log_loss=0.22)
+    stack = _candidate("stack", 0.9700854, log_loss=0.138)
+    two_behind = {"trees": 0.9925926, "linear": 0.9849, "stack": 0.977493}
+    chosen, why = choose(trees, [trees, linear], [stack], two_behind, wine, tie=tie)
+    assert chosen is stack and "level with the best single" in why
+    assert choose(trees, [trees, linear], [stack], two_behind, wine)[0] is trees, "without the allowance: the score"
+    five_behind = {**two_behind, "stack": 0.9925926 - 5 / 130}
+    assert choose(trees, [trees, linear], [stack], five_behind, wine, tie=tie)[0] is trees
 
-    sure = _candidate("sure", 0.9849, log_loss=0.05)  # the singles: half a row over both splits' rows
-    level = {"trees": 0.9925926, "sure": 0.9925926 + 0.9925926 - 0.9849 - 0.5 / 130}
-    chosen, why = choose(trees, [trees, sure], [], level, wine, one_row=row)
+    sure = _candidate("sure", 0.9849, log_loss=0.05)  # three rows behind over both splits' rows
+    level = {"trees": 0.9925926, "sure": 0.9925926 + 0.9925926 - 0.9849 - 3 / 130}
+    chosen, why = choose(trees, [trees, sure], [], level, wine, tie=tie)
     assert chosen is sure and "lower log loss" in why
-    assert choose(trees, [trees, sure], [], {**level, "sure": level["sure"] - 1 / 130}, wine, one_row=row)[0] is trees
+    assert choose(trees, [trees, sure], [], {**level, "sure": level["sure"] - 2 / 130}, wine, tie=tie)[0] is trees
 
 
 def _of(family: ModelFamily, key: str, cv: float, seed: int | None = None, **params: float) -> ArchivedCandidate:
@@ -224,11 +229,13 @@ def test_the_pick_keeps_time_only_where_what_it_must_compare_fits_in_its_share()
         return made
 
     quick = ran([1.0] * 4)
-    assert pick_reserve_s(quick, state, parallel=2) == pytest.approx(1.2 * 1.0 * (3 + 4) / 2)
+    assert pick_reserve_s(quick, state, parallel=2) == pytest.approx(1.2 * 3 / 2 + END_MARGIN_S), "the top three"
+    families = [ModelFamily.linear, ModelFamily.lightgbm, ModelFamily.hist_gradient_boosting, ModelFamily.extra_trees]
+    blend_of_four = pick_reserve_s(ran([1.0] * 4, families), state, parallel=2)
+    assert blend_of_four == pytest.approx(1.2 * 4 / 2 + END_MARGIN_S), "the top three and a blend's fourth member"
     assert pick_reserve_s(ran([20.0] * 4), state, parallel=2) == 0.0, "the best two need 24 s of the 18 s share"
     one_quick = [1.0, 20.0, 20.0, 20.0]
     assert pick_reserve_s(ran(one_quick), state, parallel=2) > 0.0, "13 s for the best two; one niche: no blend"
-    families = [ModelFamily.linear, ModelFamily.lightgbm, ModelFamily.hist_gradient_boosting, ModelFamily.extra_trees]
     assert pick_reserve_s(ran([1.0, 1.0, 1.0, 40.0], families), state, parallel=2) == 0.0, "a blend of 4: 26 s"
     state.research_findings = ResearchFindings.model_construct(cv=cv.model_copy(update={"kind": "forward"}))
     assert pick_reserve_s(quick, state, parallel=2) == 0.0, "a forecast has no second split"
