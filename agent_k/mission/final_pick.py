@@ -208,7 +208,7 @@ def choose(
         return blend, "no single candidate could be re-scored"
     if tie > 0 and abs(scores[blend.key] - scores[champion.key]) <= tie + 1e-9:
         return blend, f"the {_method(blend)} blend is level with the best single candidate on the second split"
-    winner, _ = _surest([blend, champion], scores, competition, tie)  # all equal: the blend
+    winner, _ = _surest([blend, champion], scores, competition, 0.0)  # equal: the lower log loss, then the blend
     if winner is champion:
         return champion, "the best single candidate beats the blends on the second split"
     return blend, f"the {_method(blend)} blend beats the best single candidate on the second split"
