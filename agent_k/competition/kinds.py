@@ -26,6 +26,16 @@ class TaskType(StrEnum):
     multioutput = "multioutput"
     """Several numeric target columns (multi-target regression)."""
 
+    @property
+    def is_regression(self) -> bool:
+        """Numbers are predicted (one target column or several), never classes or their probabilities."""
+        return self in (TaskType.regression, TaskType.multioutput)
+
+    @property
+    def has_several_targets(self) -> bool:
+        """Several target columns (multilabel, multi-target regression), each predicted in a column of its own."""
+        return self in (TaskType.multilabel, TaskType.multioutput)
+
 
 class PredictionKind(StrEnum):
     """What a submission row holds: a value/label, P(positive class), one probability per class (or per target

@@ -54,7 +54,7 @@ def score(competition: Competition, y_true: pd.Series | pd.DataFrame, prediction
     import pandas as pd
 
     metric, task = competition.scored_by, competition.task
-    if task in (TaskType.multilabel, TaskType.multioutput):
+    if task.has_several_targets:
         columns = competition.target_columns
         truth = y_true.to_frame() if isinstance(y_true, pd.Series) else y_true
         per_column = [metric.kernel(truth[c].to_numpy(dtype=float), _floats(predictions[c])) for c in columns]

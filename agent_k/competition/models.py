@@ -71,7 +71,7 @@ class Competition(BaseModel):
     @property
     def prediction(self) -> PredictionKind:
         scored_on = self.scored_by.scored_on
-        if self.task in (TaskType.regression, TaskType.multioutput) or scored_on == "labels":
+        if self.task.is_regression or scored_on == "labels":
             return PredictionKind.value
         if scored_on == "ranked":
             return PredictionKind.ranked
@@ -81,7 +81,7 @@ class Competition(BaseModel):
 
     @property
     def prediction_columns(self) -> list[str]:
-        if self.task in (TaskType.multilabel, TaskType.multioutput):
+        if self.task.has_several_targets:
             return self.target_columns
         if self.prediction is PredictionKind.probabilities:
             return list(self.classes or [])

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import TaskType, metrics
+from agent_k.competition import metrics
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import (
     OOF,
@@ -163,7 +163,7 @@ def write_blend(
     oof.insert(0, "fold", blend.oof.folds)
     oof.insert(0, id_column, blend.oof.ids)
     oof.to_csv(workdir / OOF, index=False)
-    predictions = blend_test(blend, tests, data.spec.task in (TaskType.regression, TaskType.multioutput))
+    predictions = blend_test(blend, tests, data.spec.task.is_regression)
     with_ids = predictions.copy()
     with_ids.insert(0, id_column, data.test_ids.to_numpy())
     with_ids.to_csv(workdir / TEST_PREDICTIONS, index=False)

@@ -263,7 +263,7 @@ def fold_scores(data: CompetitionData, oof: OutOfFold, *, truth: pd.Series | pd.
 
 def oof_log_loss(data: CompetitionData, oof: OutOfFold) -> float | None:
     """The out-of-fold log loss of a classifier (None for regression)."""
-    if data.spec.task in (TaskType.regression, TaskType.multioutput):
+    if data.spec.task.is_regression:
         return None
     return metrics.log_loss(data.spec, oof_truth(data, oof), oof.predictions)
 

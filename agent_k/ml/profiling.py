@@ -192,7 +192,7 @@ def _sample(frame: pd.DataFrame, rows: int) -> pd.DataFrame:
 
 
 def _target_profile(spec: Competition, train: pd.DataFrame) -> TargetProfile:
-    if spec.task in (TaskType.multilabel, TaskType.multioutput):
+    if spec.task.has_several_targets:
         means = {c: round(_number(train[c].mean()), 4) for c in spec.target_columns}
         return TargetProfile(task=spec.task, class_counts={c: int(train[c].notna().sum()) for c in means}, mean=None)
     target = train[spec.target]
@@ -222,7 +222,7 @@ def _single_column_scores(spec: Competition, train: pd.DataFrame, columns: list[
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     sample = train.sample(min(len(train), LEAKAGE_SAMPLE_ROWS), random_state=0)
-    regression = spec.task in (TaskType.regression, TaskType.multioutput)
+    regression = spec.task.is_regression
     y = sample[spec.target] if regression else normalize_labels(sample[spec.target])
     if not regression and y.value_counts().min() < 3:
         return {}

@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
-from agent_k.competition import Competition, TaskType, metrics
+from agent_k.competition import Competition, metrics
 from agent_k.competition.research import CVScheme
 from agent_k.ml.families import early_stopping_rows
 from agent_k.ml.literals import in_docstring, literal
@@ -164,7 +164,7 @@ def competition_constants(competition: Competition, cv: CVScheme) -> dict[str, s
 def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: CVScheme) -> str:
     """The script of a recipe or a blend; `InvalidRecipe` (or `NotALiteral`) when a member lies outside the search
     space or holds a value no literal can carry."""
-    regression = competition.task in (TaskType.regression, TaskType.multioutput)
+    regression = competition.task.is_regression
     if isinstance(solution, Ensemble):
         members = list(zip(solution.members, solution.weights, strict=True))
         summary = f"Ensemble: {solution.summary()}"

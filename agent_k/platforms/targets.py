@@ -73,7 +73,7 @@ def sample_submission(spec: Competition, test: pd.DataFrame, train: pd.DataFrame
     """The format to submit, filled with a constant guess (the most frequent label, the mean, even odds)."""
     frame = pd.DataFrame({spec.id_column: test[spec.id_column].to_numpy()})
     kind = spec.prediction
-    if spec.task in (TaskType.regression, TaskType.multioutput):
+    if spec.task.is_regression:
         for column in spec.target_columns:
             frame[column] = float(train[column].mean())
     elif spec.task is TaskType.multilabel:

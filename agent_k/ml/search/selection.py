@@ -141,7 +141,7 @@ def first_recipes(
 def _fits_stop_early(findings: ResearchFindings, competition: Competition) -> bool:
     """Whether a fold's fit rows are past `early_stopping_rows`, where boosting's held-out rows find its rounds."""
     folds = findings.cv.n_folds
-    regression = competition.task in (TaskType.regression, TaskType.multioutput)
+    regression = competition.task.is_regression
     return findings.n_train * (folds - 1) / folds > early_stopping_rows(regression)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from agent_k.competition import Competition, TaskType
+from agent_k.competition import Competition
 from agent_k.media.embedder import exported
 from agent_k.media.tables import media_table
 
@@ -29,7 +29,7 @@ def media_teams(
     x, test_x = table.iloc[: len(train)].reset_index(drop=True), table.iloc[len(train) :].reset_index(drop=True)
     strong = [c for c in table.columns if c.startswith("emb" if kind == "image" else "mfcc")]
     weak = [c for c in table.columns if c.startswith("img_hist_" if kind == "image" else "snd_")]
-    regression = spec.task in (TaskType.regression, TaskType.multioutput)
+    regression = spec.task.is_regression
     y = train.reset_index(drop=True)
     return [
         ("constant-prior", fit_predict(spec, _prior(regression), x[weak], y, test_x[weak])),

@@ -140,7 +140,7 @@ def as_submission(spec: Competition, model: Any, features: pd.DataFrame) -> pd.D
 
 def _fit_predict(spec: Competition, make: Any, x: pd.DataFrame, y: pd.DataFrame, test_x: pd.DataFrame) -> pd.DataFrame:
     """One model per target column for several targets (a 0/1 target's P(1)); else one model."""
-    if spec.task in (TaskType.multilabel, TaskType.multioutput):
+    if spec.task.has_several_targets:
         columns = {}
         for name in spec.target_columns:
             model = make().fit(x, y[name] if spec.task is TaskType.multioutput else y[name].astype(int))
@@ -186,7 +186,7 @@ def _tfidf_model(spec: Competition, text: list[str], frame: pd.DataFrame) -> Any
             handle_unknown="infrequent_if_exist", min_frequency=5, max_categories=MAX_ONE_HOT_LEVELS
         )
         parts.append(("categorical", make_pipeline(SimpleImputer(strategy="most_frequent"), encoder), categorical))
-    regression = spec.task in (TaskType.regression, TaskType.multioutput)
+    regression = spec.task.is_regression
     model = Ridge(alpha=1.0) if regression else LogisticRegression(C=4.0, max_iter=3000)
     return lambda: make_pipeline(ColumnTransformer(parts), model)
 
@@ -244,7 +244,7 @@ def reference_entries(
     public = (order["Usage"] == "Public").to_numpy()
     y_true = order[spec.target_columns].reset_index(drop=True)
     truth = y_true if spec.targets else y_true[spec.target]
-    regression = spec.task in (TaskType.regression, TaskType.multioutput)
+    regression = spec.task.is_regression
     teams: list[tuple[str, pd.DataFrame]] = []
     if spec.media is not None:  # the media extra: imported only for a media competition
         from agent_k.platforms.local.media_references import media_teams
