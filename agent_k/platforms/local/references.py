@@ -143,8 +143,8 @@ def _fit_predict(spec: Competition, make: Any, x: pd.DataFrame, y: pd.DataFrame,
     if spec.task.has_several_targets:
         columns = {}
         for name in spec.target_columns:
-            model = make().fit(x, y[name] if spec.task is TaskType.multioutput else y[name].astype(int))
-            columns[name] = model.predict(test_x) if spec.task is TaskType.multioutput else _positive(model, test_x)
+            model = make().fit(x, y[name] if spec.task.is_regression else y[name].astype(int))
+            columns[name] = model.predict(test_x) if spec.task.is_regression else _positive(model, test_x)
         return pd.DataFrame(columns)
     labels = y[spec.target]
     if spec.task is not TaskType.regression:
