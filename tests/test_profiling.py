@@ -31,6 +31,23 @@ def test_a_column_that_alone_predicts_the_target_is_a_leakage_suspect() -> None:
     assert findings.leakage_details[0].single_column_score >= 0.99
 
 
+def test_a_strong_column_the_test_rows_carry_as_in_training_is_a_feature() -> None:
+    """A column that alone predicts the target is dropped only where it would not carry over: here the test rows
+    hold it drawn as the training rows do (a random split of the same table), so it stays a feature, named."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"id": range(800), "school": rng.integers(0, 40, 800), "a": rng.normal(size=800)})
+    frame["y"] = frame["school"] * 10.0 + rng.normal(scale=0.1, size=800)  # the school fixes the target
+    train, test = frame.iloc[:600].copy(), frame.iloc[600:].drop(columns="y").copy()
+    findings = profile(_competition(TaskType.regression), train, test)
+    assert findings.leakage_suspects == []
+    assert any(n.startswith("school alone predict the target") and "kept" in n for n in findings.notes)
+
+    emptied = test.assign(school=np.nan)  # filled in only once the outcome was known: absent where it is not
+    findings = profile(_competition(TaskType.regression), train, emptied)
+    assert findings.leakage_suspects == ["school"]
+    assert not any("kept as features" in n for n in findings.notes)
+
+
 def test_honest_features_are_not_suspects() -> None:
     train, test = _frames()
     findings = profile(_competition(), train, test)

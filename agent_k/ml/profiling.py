@@ -86,13 +86,16 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame, budget_
     single_scores = _single_column_scores(spec, train, candidates)
     for column in columns:
         column.single_column_score = single_scores.get(column.name)
-    leaks = [
-        LeakageSuspect(column=c, single_column_score=score)
-        for c, score in single_scores.items()
-        if score >= LEAKAGE_THRESHOLD
-    ]
     train_sample, test_sample = _sample(train, DRIFT_SAMPLE_ROWS), _sample(test, DRIFT_SAMPLE_ROWS)
     drift = [_drift(train_sample[c], test_sample[c]) for c in candidates if c in test.columns]
+    strong = {c: score for c, score in single_scores.items() if score >= LEAKAGE_THRESHOLD}
+    drifted = {d.column for d in drift if d.drifted}
+    leaks = [
+        LeakageSuspect(column=c, single_column_score=score)
+        for c, score in strong.items()
+        if c in drifted or not _filled_in_test(train[c], test.get(c))
+    ]
+    strong_features = [c for c in strong if c not in {s.column for s in leaks}]
     skip = {*id_like, *text, *(s.column for s in leaks)}
     time = find_time(spec, train, test, columns, skip)
     groups = group_candidates(train, test, columns, skip - {spec.id_column} | set(time.columns if time else []))
@@ -114,7 +117,23 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame, budget_
     )
     findings.model_families = recommended_families(spec, findings)
     findings.notes = _notes(findings)
+    if strong_features:
+        findings.notes.append(
+            f"{', '.join(strong_features)} alone predict the target (CV "
+            f"{', '.join(str(strong[c]) for c in strong_features)}); the test rows carry them drawn as in training: "
+            "kept as features"
+        )
     return findings
+
+
+def _filled_in_test(train: pd.Series, test: pd.Series | None) -> bool:
+    """Whether the test rows carry a column about as often as the training rows do. A column filled in only once
+    the outcome is known (a settlement code, a discharge date) predicts the training labels alone and is missing,
+    or constant, on the rows to predict; one the test rows carry as the training rows do is a feature, however
+    strong (docs/architecture.md, "Leakage suspects")."""
+    if test is None or test.empty:
+        return False
+    return bool(test.notna().mean() >= 0.5 * train.notna().mean())
 
 
 def _validation(
@@ -215,8 +234,8 @@ def _target_profile(spec: Competition, train: pd.DataFrame) -> TargetProfile:
 def _single_column_scores(spec: Competition, train: pd.DataFrame, columns: list[str]) -> dict[str, float]:
     """How well a small tree on each column alone predicts the target (cross-validated, on a sample).
 
-    A score of LEAKAGE_THRESHOLD or more makes the column a leakage suspect; the scores also rank the
-    columns for feature construction."""
+    A score of LEAKAGE_THRESHOLD or more makes the column a leakage suspect where the test rows do not carry it as
+    the training rows do (`_profile`); the scores also rank the columns for feature construction."""
     from sklearn.model_selection import cross_val_score
     from sklearn.preprocessing import OrdinalEncoder
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
