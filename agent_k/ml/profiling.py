@@ -118,19 +118,18 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame, budget_
     findings.model_families = recommended_families(spec, findings)
     findings.notes = _notes(findings)
     if strong_features:
+        kept = ", ".join(f"{c} (CV {strong[c]})" for c in strong_features)
         findings.notes.append(
-            f"{', '.join(strong_features)} alone predict the target (CV "
-            f"{', '.join(str(strong[c]) for c in strong_features)}); the test rows carry them drawn as in training: "
-            "kept as features"
+            f"kept as features though each alone predicts the target, as the test rows carry it: {kept}"
         )
     return findings
 
 
 def _filled_in_test(train: pd.Series, test: pd.Series | None) -> bool:
     """Whether the test rows carry a column about as often as the training rows do. A column filled in only once
-    the outcome is known (a settlement code, a discharge date) predicts the training labels alone and is missing,
-    or constant, on the rows to predict; one the test rows carry as the training rows do is a feature, however
-    strong (docs/architecture.md, "Leakage suspects")."""
+    the outcome is known (a settlement code, a discharge date) predicts the training labels alone and is missing on
+    the rows to predict, or drifts there (checked beside this); one the test rows carry as the training rows do is
+    a feature, however strong (docs/architecture.md, "Leakage suspects")."""
     if test is None or test.empty:
         return False
     return bool(test.notna().mean() >= 0.5 * train.notna().mean())
