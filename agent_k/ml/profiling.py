@@ -88,14 +88,12 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame, budget_
         column.single_column_score = single_scores.get(column.name)
     train_sample, test_sample = _sample(train, DRIFT_SAMPLE_ROWS), _sample(test, DRIFT_SAMPLE_ROWS)
     drift = [_drift(train_sample[c], test_sample[c]) for c in candidates if c in test.columns]
+    # A strong column the test rows carry as the training rows do is a feature (docs/architecture.md, "Leakage
+    # suspects"); one they lack, or hold otherwise (a code filled in once the outcome was known), is a suspect.
     strong = {c: score for c, score in single_scores.items() if score >= LEAKAGE_THRESHOLD}
-    drifted = {d.column for d in drift if d.drifted}
-    leaks = [
-        LeakageSuspect(column=c, single_column_score=score)
-        for c, score in strong.items()
-        if c in drifted or not _filled_in_test(train[c], test.get(c))
-    ]
-    strong_features = [c for c in strong if c not in {s.column for s in leaks}]
+    carried = {d.column for d in drift if not d.drifted}
+    leaks = [LeakageSuspect(column=c, single_column_score=score) for c, score in strong.items() if c not in carried]
+    strong_features = [c for c in strong if c in carried]
     skip = {*id_like, *text, *(s.column for s in leaks)}
     time = find_time(spec, train, test, columns, skip)
     groups = group_candidates(train, test, columns, skip - {spec.id_column} | set(time.columns if time else []))
@@ -123,16 +121,6 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame, budget_
             f"kept as features though each alone predicts the target, as the test rows carry it: {kept}"
         )
     return findings
-
-
-def _filled_in_test(train: pd.Series, test: pd.Series | None) -> bool:
-    """Whether the test rows carry a column about as often as the training rows do. A column filled in only once
-    the outcome is known (a settlement code, a discharge date) predicts the training labels alone and is missing on
-    the rows to predict, or drifts there (checked beside this); one the test rows carry as the training rows do is
-    a feature, however strong (docs/architecture.md, "Leakage suspects")."""
-    if test is None or test.empty:
-        return False
-    return bool(test.notna().mean() >= 0.5 * train.notna().mean())
 
 
 def _validation(
@@ -260,14 +248,21 @@ def _single_column_scores(spec: Competition, train: pd.DataFrame, columns: list[
 
 def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
     if pd.api.types.is_numeric_dtype(train) and pd.api.types.is_numeric_dtype(test):
-        from scipy.stats import ks_2samp
+        from scipy.stats import chi2_contingency, ks_2samp
 
         a, b = train.dropna().to_numpy(), test.dropna().to_numpy()
+        # The share of rows left empty moves like any value (the categories count it as a level): a column the test
+        # rows leave empty far more often than the training rows has drifted, whatever its values.
+        gap = abs(float(train.isna().mean()) - float(test.isna().mean()))
+        filled = [[int(train.isna().sum()), len(a)], [int(test.isna().sum()), len(b)]]
+        emptied = gap > DRIFT_THRESHOLD and float(chi2_contingency(filled).pvalue) < DRIFT_P_VALUE
         if not (len(a) and len(b)):
-            return DriftResult(column=str(train.name), method="ks", statistic=0.0, drifted=False)
+            return DriftResult(column=str(train.name), method="ks", statistic=round(gap, 4), drifted=emptied)
         test_result = ks_2samp(a, b)
-        statistic = float(test_result.statistic)
-        drifted = statistic > DRIFT_THRESHOLD and float(test_result.pvalue) < DRIFT_P_VALUE
+        statistic = max(float(test_result.statistic), gap)
+        drifted = emptied or (
+            float(test_result.statistic) > DRIFT_THRESHOLD and float(test_result.pvalue) < DRIFT_P_VALUE
+        )
         return DriftResult(column=str(train.name), method="ks", statistic=round(statistic, 4), drifted=drifted)
     from scipy.stats import chi2_contingency
 
