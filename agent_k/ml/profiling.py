@@ -88,8 +88,8 @@ def _profile(spec: Competition, train: pd.DataFrame, test: pd.DataFrame, budget_
         column.single_column_score = single_scores.get(column.name)
     train_sample, test_sample = _sample(train, DRIFT_SAMPLE_ROWS), _sample(test, DRIFT_SAMPLE_ROWS)
     drift = [_drift(train_sample[c], test_sample[c]) for c in candidates if c in test.columns]
-    # A strong column the test rows carry as the training rows do is a feature (docs/architecture.md, "Leakage
-    # suspects"); one they lack, or hold otherwise (a code filled in once the outcome was known), is a suspect.
+    # A strong column the test rows carry as the training rows do is a feature; one they lack, or hold otherwise
+    # (a code filled in once the outcome was known), is a suspect (docs/architecture.md, "Leakage suspects").
     strong = {c: score for c, score in single_scores.items() if score >= LEAKAGE_THRESHOLD}
     carried = {d.column for d in drift if not d.drifted}
     leaks = [LeakageSuspect(column=c, single_column_score=score) for c, score in strong.items() if c not in carried]
