@@ -5,6 +5,7 @@ runner, and the harness that cross-validates a model-written script."""
 from __future__ import annotations
 
 import asyncio
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +35,7 @@ REVIEW_WORDS = ["great", "awful", "fine", "broken", "lovely", "cheap", "sturdy",
 
 
 def _regression(**fields: object) -> Competition:
-    return Competition(id="t", title="t", task=TaskType.regression, metric="rmse", target="y", **fields)
+    return Competition(id="t", title="t", task=TaskType.regression, metric="rmse", **{"target": "y", **fields})
 
 
 def _binary() -> Competition:
@@ -51,6 +52,36 @@ def _monthly_sales() -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     frame.insert(0, "id", range(len(frame)))
     return frame
+
+
+def _country_populations() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Populations by country and year in the columns of the `gt` package's countrypops, read as pandas reads its
+    CSV, where Namibia's code "NA" is a missing value; the test rows are the last five years."""
+    countries = [("Namibia", "NA", "NAM"), ("Nauru", "NR", "NRU"), ("Nepal", "NP", "NPL"), ("Niger", "NE", "NER")]
+    rows = [
+        {"country_name": name, "country_code_2": two, "country_code_3": three, "year": year,
+         "population": round(1e6 * (k + 1) * 1.02 ** (year - 1960) * (1 + RNG.normal(scale=0.01)))}
+        for k, (name, two, three) in enumerate(countries)
+        for year in range(1960, 2020)
+    ]  # fmt: skip
+    frame = pd.read_csv(io.StringIO(pd.DataFrame(rows).rename_axis("id").reset_index().to_csv(index=False)))
+    assert frame["country_code_2"].isna().sum() == 60, "pandas reads Namibia's code as missing"
+    future = frame["year"] >= 2015
+    return frame[~future].reset_index(drop=True), frame[future].drop(columns="population").reset_index(drop=True)
+
+
+def test_a_series_whose_key_reads_as_missing_is_a_series_of_its_own() -> None:
+    """A key pandas reads as missing (Namibia's "NA") is a level like any other: the forecast is found, and its
+    forward folds score Namibia's years as they score every country's."""
+    train, test = _country_populations()
+    spec = _regression(target="population")
+    findings = profile(spec, train, test)
+    assert findings.time is not None and findings.time.forecast and findings.cv.kind == "forward", findings.time
+    assert findings.time.keys and findings.time.horizon == 5, findings.time
+    for _, scored in splits(train, spec, findings.cv):
+        assert train.loc[scored, "country_name"].value_counts().to_dict() == {
+            name: 5 for name in ("Namibia", "Nauru", "Nepal", "Niger")
+        }
 
 
 def _forecast_split(frame: pd.DataFrame, horizon: int = 6) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -133,7 +164,8 @@ def test_forward_folds_never_train_on_a_row_later_than_one_they_score(gap: int) 
 
 @pytest.mark.parametrize("kind", ["group_kfold", "stratified_group_kfold"])
 def test_grouped_folds_never_put_an_entity_on_both_sides(kind: str) -> None:
-    groups = RNG.integers(0, 50, 600)
+    """Entities by name, some rows' name missing: those rows are one more entity, not an error."""
+    groups = np.array([None if g == 0 else f"e{g}" for g in RNG.integers(0, 50, 600)], dtype=object)
     labels = RNG.integers(0, 2, 600)
     folds = make_folds({"kind": kind, "n_folds": 5}, 600, labels=labels, groups=groups)
     assert len(folds) == 5
@@ -150,16 +182,19 @@ def _schemes() -> dict[str, tuple[Competition, pd.DataFrame, pd.DataFrame, CVSch
     grouped = pd.DataFrame({"id": range(200), "patient": patients, "x": RNG.normal(size=200)})
     grouped["y"] = (RNG.normal(size=40)[patients] > 0).astype(int)
     group_cv = CVScheme(kind="stratified_group_kfold", n_folds=4, group_column="patient")
+    countries, future = _country_populations()
+    populations = _regression(target="population")
     return {
         "forward": (forecast, train, test, forward),
+        "a key read as missing": (populations, countries, future, profile(populations, countries, future).cv),
         "grouped": (_binary(), grouped.iloc[:160], grouped.iloc[160:].drop(columns="y"), group_cv),
     }
 
 
-@pytest.mark.parametrize("scheme", ["forward", "grouped"])
+@pytest.mark.parametrize("scheme", ["forward", "grouped", "a key read as missing"])
 def test_a_rendered_solution_cuts_the_very_folds_the_runner_cuts(scheme: str, tmp_path: Path) -> None:
     spec, train, test, cv = _schemes()[scheme]
-    assert cv.kind == ("forward" if scheme == "forward" else "stratified_group_kfold")
+    assert cv.kind == ("stratified_group_kfold" if scheme == "grouped" else "forward")
     train.to_csv(tmp_path / "train.csv", index=False)
     test.to_csv(tmp_path / "test.csv", index=False)
     (tmp_path / "solution.py").write_text(render_solution(default_recipe(ModelFamily.linear), spec, cv))

@@ -2,7 +2,7 @@
 
 Our templates embed this source (`agent_k.ml.render`), the harness imports it to cut a model's script its folds,
 the training prior and the runner use it to know which rows each fold scores: so a fold is the same rows
-everywhere. Self-contained (NumPy, pandas, scikit-learn).
+everywhere. Self-contained (NumPy, pandas, scikit-learn, and the levels module embedded before it).
 
 A scheme is a plain dict (it is rendered into scripts as a constant): `kind`, `n_folds`, `seed`, and for
 `forward` the `horizon` (time steps a fold scores) and `gap` (steps left out between training and scoring).
@@ -19,6 +19,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
+
+from agent_k.competition.levels import as_text
 
 Indices = npt.NDArray[np.int64]
 Split = tuple[Indices, Indices]
@@ -40,7 +42,7 @@ def make_folds(
         return _forward(np.asarray(times), int(scheme["horizon"]), int(scheme.get("gap", 0)), n_folds)
     stratify = labels is not None and kind.startswith("stratified") and _stratifiable(labels, n_folds)
     if kind in ("group_kfold", "stratified_group_kfold") and groups is not None:
-        group_values = pd.Series(groups).astype(str).to_numpy()
+        group_values = as_text(pd.Series(groups)).to_numpy()
         n_folds = min(n_folds, len(np.unique(group_values)))
         if stratify:
             splitter = StratifiedGroupKFold(n_folds, shuffle=True, random_state=seed)

@@ -6,7 +6,7 @@ it also holds `keys` (the series' columns), `horizon` (steps forecast) and
 it, so a row to forecast (at most `horizon` steps after the last known target) sees only known history, in
 cross-validation and on the test rows alike.
 
-Self-contained (NumPy, pandas, and the timing module embedded before it): our templates embed this source
+Self-contained (NumPy, pandas, and the levels and timing modules embedded before it): our templates embed this source
 (`agent_k.ml.render`).
 """
 
@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from agent_k.competition.levels import row_keys
 from agent_k.competition.timing import Floats
 
 
@@ -45,7 +46,7 @@ class Grid:
     def __init__(self, frame: pd.DataFrame, target: pd.Series, keys: list[str], order: Floats) -> None:
         self.steps = np.unique(order[np.isfinite(order)])
         self.step = np.searchsorted(self.steps, order)
-        series = frame[keys].astype(str).agg("|".join, axis=1) if keys else pd.Series("all", index=frame.index)
+        series = row_keys(frame, keys)
         self.names, self.series = np.unique(series.to_numpy(), return_inverse=True)
         self.values = np.full((len(self.names), len(self.steps)), np.nan)
         known = target.notna().to_numpy()

@@ -9,6 +9,7 @@ import pandas as pd
 
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.columns import looks_like_dates, looks_like_text
+from agent_k.competition.levels import as_text
 from agent_k.competition.metrics import normalize_labels
 from agent_k.competition.research import (
     ColumnProfile,
@@ -28,7 +29,6 @@ LEAKAGE_SAMPLE_ROWS = 5000
 DRIFT_THRESHOLD = 0.1
 DRIFT_P_VALUE = 0.01
 DRIFT_SAMPLE_ROWS = 50_000
-MISSING_LEVEL = "\x00missing"
 """Distribution statistics (drift) are computed on a sample; cardinality, missingness and ids on all rows."""
 CODE_MIN_LEVELS = 10
 FORWARD_FOLDS = 3
@@ -237,7 +237,7 @@ def _single_column_scores(spec: Competition, train: pd.DataFrame, columns: list[
         column_values = sample[[column]]
         if not pd.api.types.is_numeric_dtype(column_values[column]):
             encoder = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)
-            values = encoder.fit_transform(column_values.astype(str))
+            values = encoder.fit_transform(column_values.apply(as_text))
         else:
             values = column_values.fillna(column_values[column].median()).to_numpy()
         model = DecisionTreeRegressor(max_depth=8) if regression else DecisionTreeClassifier(max_depth=8)
@@ -266,10 +266,8 @@ def _drift(train: pd.Series, test: pd.Series) -> DriftResult:
         return DriftResult(column=str(train.name), method="ks", statistic=round(statistic, 4), drifted=drifted)
     from scipy.stats import chi2_contingency
 
-    def values(column: pd.Series) -> pd.Series:  # a missing value is a level of its own (pandas 3 keeps NaN as NaN)
-        return column.astype(object).where(column.notna(), MISSING_LEVEL).astype(str).value_counts()
-
-    counts = pd.concat([values(train), values(test)], axis=1, keys=["train", "test"]).fillna(0.0)
+    counts = pd.concat([as_text(train).value_counts(), as_text(test).value_counts()], axis=1, keys=["train", "test"])
+    counts = counts.fillna(0.0)
     if (counts.sum() == 0).any():
         return DriftResult(column=str(train.name), method="tvd", statistic=0.0, drifted=False)
     shares = counts / counts.sum()

@@ -25,6 +25,7 @@ from agent_k.ml.recipes import Ensemble, ParamValue, Recipe
 from agent_k.ml.search.space import check_recipe
 
 LIBRARY = (
+    ("agent_k.competition", "levels.py"),
     ("agent_k.competition", "measures.py"),
     ("agent_k.competition", "decision.py"),
     ("agent_k.competition", "timing.py"),
@@ -36,6 +37,7 @@ LIBRARY = (
 )
 """Modules of NumPy, pandas and scikit-learn only, copied into every solution in this order."""
 PRIOR_LIBRARY = (
+    ("agent_k.competition", "levels.py"),
     ("agent_k.competition", "timing.py"),
     ("agent_k.ml", "folds.py"),
     ("agent_k.ml", "training_prior.py"),

@@ -14,6 +14,7 @@ import pandas as pd
 from agent_k.competition import Competition
 from agent_k.competition.columns import PARSED_SHARE, integer_time_format, time_format
 from agent_k.competition.kinds import TimeFormat
+from agent_k.competition.levels import row_keys
 from agent_k.competition.research import ColumnProfile, TimeStructure
 from agent_k.competition.timing import parse_time, season_of, time_order
 
@@ -120,7 +121,7 @@ def _structure(
 
 
 def _unique(frame: pd.DataFrame, order: np.ndarray, keys: list[str]) -> bool:
-    table = frame[keys].astype(str).assign(_t=order) if keys else pd.DataFrame({"_t": order})
+    table = pd.DataFrame({"key": row_keys(frame, keys).to_numpy(), "_t": order})
     return not bool(table.duplicated().any())
 
 
@@ -153,8 +154,8 @@ def _share_after(
         return 0.0
     if not keys:
         return float(np.mean(test_time > np.max(train_time)))
-    last = pd.Series(train_time).groupby(train[keys].astype(str).agg("|".join, axis=1).to_numpy()).max()
-    series = test[keys].astype(str).agg("|".join, axis=1).to_numpy()
+    last = pd.Series(train_time).groupby(row_keys(train, keys).to_numpy()).max()
+    series = row_keys(test, keys).to_numpy()
     cutoff = pd.Series(series).map(last).to_numpy(dtype=float)
     return float(np.mean(np.where(np.isnan(cutoff), True, test_time > cutoff)))
 

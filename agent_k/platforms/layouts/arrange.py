@@ -10,6 +10,7 @@ from typing import get_args
 import numpy as np
 import pandas as pd
 
+from agent_k.competition.levels import as_text
 from agent_k.competition.models import MediaKind
 from agent_k.media import missing_extra
 from agent_k.platforms.layouts.files import (
@@ -250,8 +251,8 @@ def _rows_named_by_keys(
     keys = [match_column(test, k) or k for k in columns.row_keys]
     numbers = np.arange(first, first + len(test))
     test = test.assign(**{id_column: numbers})[[id_column, *test.columns]]
-    theirs = sample[columns.row_keys].astype(str).to_numpy()
-    ours = test[keys].astype(str).to_numpy()
+    theirs = sample[columns.row_keys].apply(as_text).to_numpy()
+    ours = test[keys].apply(as_text).to_numpy()
     if theirs.shape == ours.shape and (theirs == ours).all():
         ids = numbers
         how = "in the test's order"

@@ -12,6 +12,7 @@ import pandas as pd
 
 from agent_k.competition import Competition, PredictionKind, TaskType, metrics
 from agent_k.competition.columns import looks_like_text
+from agent_k.competition.levels import row_keys
 from agent_k.competition.timing import parse_time, season_of, time_order
 from agent_k.platforms.local.materialise import PreparedCompetition
 
@@ -203,7 +204,7 @@ def _naive_entries(prepared: PreparedCompetition, time: dict[str, Any]) -> Itera
     steps = np.unique(order[np.isfinite(order)])
     season = max(1, season_of(times, steps))
     step = np.searchsorted(steps, order)
-    series = history[keys].astype(str).agg("|".join, axis=1) if keys else pd.Series("all", index=history.index)
+    series = row_keys(history, keys)
     n_train = len(prepared.train)
     known = pd.DataFrame({"series": series[:n_train], "step": step[:n_train], "y": prepared.train[spec.target]})
     known = known.dropna(subset=["y"]).sort_values("step")

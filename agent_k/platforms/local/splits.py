@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from agent_k.competition.levels import as_text
 from agent_k.competition.metrics import normalize_labels
 from agent_k.competition.timing import parse_time, time_order
 
@@ -43,7 +44,7 @@ def hidden_mask(frame: pd.DataFrame, how: HiddenRows, stratify: pd.Series | None
         return np.asarray(order >= steps[-horizon])
     if how.kind == "group":
         assert how.group is not None
-        entities = frame[how.group].astype(str)
+        entities = as_text(frame[how.group])
         names = np.unique(entities)
         rng = np.random.default_rng(SEED)
         hidden = set(rng.choice(names, max(1, round(len(names) * TEST_FRACTION)), replace=False))
