@@ -145,6 +145,29 @@ def test_add_splits_hidden_labels_and_scores_submissions(home: Path, tmp_path: P
     assert shown.returncode == 0 and "reference/logistic" in shown.stdout
 
 
+def test_classes_that_are_whole_and_fractional_numbers_are_named_alike_by_training_and_a_submission(
+    home: Path, tmp_path: Path
+) -> None:
+    """Years of schooling as the target (sampleSelection's Smoke: 6.0, 8.0, ..., 13.5, ... 18.0 in its CSV): a
+    submission that predicts only whole years names them as the training labels do, whether written 12 or 12.0."""
+    rng = np.random.default_rng(2)
+    years = rng.choice([6.0, 8.0, 10.0, 12.0, 13.5, 15.0, 16.0, 18.0], 400, p=[0.05, 0.1, 0.1, 0.4, 0.1, 0.1, 0.1, 0.05])
+    frame = pd.DataFrame({"age": rng.integers(17, 80, 400), "educ": years})
+    frame.to_csv(tmp_path / "smoke.csv", index=False)
+    added = run_cli(
+        "competitions", "add", "smoke", "--train", str(tmp_path / "smoke.csv"), "--target", "educ", "--metric", "accuracy"
+    )
+    assert added.returncode == 0, added.stderr
+    spec = json.loads((home / "competitions" / "smoke" / "public" / "competition.json").read_text())
+    assert spec["classes"] == ["6", "8", "10", "12", "13.5", "15", "16", "18"]
+    platform = LocalPlatform(home / "competitions")
+    test = pd.read_csv(home / "competitions" / "smoke" / "public" / "test.csv")
+    for written in ("12", "12.0"):
+        pd.DataFrame({"id": test["id"], "educ": written}).to_csv(tmp_path / "twelve.csv", index=False)
+        submission = asyncio.run(platform.submit("smoke", tmp_path / "twelve.csv", "", f"twelve-{written}"))
+        assert submission.public_score is not None and 0.2 < submission.public_score < 0.6, submission
+
+
 def test_add_with_test_but_no_solution_has_unknown_scores(home: Path, tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     train = pd.DataFrame({"key": range(100), "x": rng.normal(size=100)})

@@ -17,15 +17,10 @@ if TYPE_CHECKING:
 
 
 def normalize_labels(values: pd.Series) -> pd.Series:
-    """Class labels as canonical strings, so `1`, `1.0` and `"1"` from different CSVs compare equal."""
-    import numpy as np
-    import pandas as pd
+    """Class labels as canonical strings (`levels.label_strings`, the rule every script names classes by)."""
+    from agent_k.competition.levels import label_strings
 
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        numeric = values.astype(float)
-        if np.all(np.isfinite(numeric)) and np.all(numeric == np.round(numeric)):
-            return numeric.astype("int64").astype(str)
-    return values.astype(str)
+    return label_strings(values)
 
 
 def class_codes(competition: Competition, labels: pd.Series) -> np.ndarray:

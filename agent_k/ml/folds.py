@@ -89,14 +89,3 @@ def _forward(times: npt.NDArray[Any], horizon: int, gap: int, n_folds: int) -> l
 def scored_rows(splits: list[Split]) -> Indices:
     """The rows some fold scores (every row, but for a forward scheme's earliest ones)."""
     return np.unique(np.concatenate([scored for _, scored in splits])).astype(np.int64)
-
-
-def label_strings(values: Any) -> pd.Series:
-    """Class labels as text, the way every script names classes and stratifies folds: 1, 1.0 and "1" are one
-    class, and True stays True (not 1)."""
-    values = pd.Series(values)
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        numeric = values.astype(float)
-        if np.all(np.isfinite(numeric)) and np.all(numeric == np.round(numeric)):
-            return pd.Series(numeric.astype("int64").astype(str))
-    return pd.Series(values.astype(str))

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from agent_k.competition.levels import label_strings
 from agent_k.competition.timing import parse_time, time_order
-from agent_k.ml.folds import label_strings, make_folds
+from agent_k.ml.folds import make_folds
 
 SMOOTHING = 1e-3  # every class keeps a little probability, so a log loss stays finite
 
