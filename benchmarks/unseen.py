@@ -7,7 +7,7 @@ portfolio's own rule for a table and its target (`select`), every k-th for varie
 public and private halves). AUC for two classes, accuracy for more, RMSE for numbers. Then the mission (the real
 CLI, `--time-budget B`), FLAML `AutoML(time_budget=B, n_jobs=2)` and default HGB, scored on the private rows.
 
-    python benchmarks/unseen.py [--budget 120] [--tables 10] [--methods mission flaml hgb] [--results FILE]
+    python benchmarks/unseen.py [--budget 120] [--tables 10] [--offset 0] [--methods mission flaml hgb] [--results FILE]
 """
 
 from __future__ import annotations
@@ -38,13 +38,14 @@ MIN_ROWS = 300
 METHODS = ("mission", "flaml", "hgb")
 
 
-def unseen_tasks(count: int) -> list[Task]:
-    """`count` tables the portfolio was not learned on, spread evenly over the wheel's remaining tables."""
+def unseen_tasks(count: int, offset: int = 0) -> list[Task]:
+    """`count` tables the portfolio was not learned on, spread evenly over the wheel's remaining tables (from the
+    `offset`-th on: another offset, other tables)."""
     learned = {t.name for t in load_tasks(LEARNED_ON)}
     with _quiet():
         remaining = [t for t in select(len(learned) + 400) if t.name not in learned and t.rows >= MIN_ROWS]
     step = max(1, len(remaining) // count)
-    return remaining[::step][:count]
+    return remaining[offset % step :: step][:count]
 
 
 @contextlib.contextmanager
@@ -83,6 +84,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--tables", type=int, default=10)
+    parser.add_argument("--offset", type=int, default=0, help="start at the offset-th table: another set of tables")
     parser.add_argument("--methods", nargs="*", default=list(METHODS), choices=METHODS)
     parser.add_argument("--home", type=Path, help="keep the missions here for inspection (default: a temp dir)")
     parser.add_argument("--results", type=Path, help="JSON-lines file the rows are appended to")
@@ -92,7 +94,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = args.home or Path(tmp)
         platform = LocalPlatform(home / "competitions")
-        for task in unseen_tasks(args.tables):
+        for task in unseen_tasks(args.tables, args.offset):
             row: dict[str, Any] = {"table": task.name, "target": task.target, "rows": task.rows}
             try:
                 name = add(home, task, Path(tmp))
