@@ -28,13 +28,13 @@ def as_text(values: pd.Series) -> pd.Series:
     return values.astype(object).where(values.notna(), MISSING).astype(str)
 
 
-def row_keys(frame: pd.DataFrame, columns: Sequence[str], sep: str = "|") -> pd.Series:
+def row_keys(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
     """Each row's values in `columns` as one text key (one key for every row where there are no columns)."""
     if not columns:
         return pd.Series("all", index=frame.index)
     keys = as_text(frame[columns[0]])
     for column in columns[1:]:
-        keys = keys + sep + as_text(frame[column])
+        keys = keys + "|" + as_text(frame[column])
     return keys
 
 
