@@ -151,12 +151,12 @@ def test_classes_that_are_whole_and_fractional_numbers_are_named_alike_by_traini
     """Years of schooling as the target (sampleSelection's Smoke: 6.0, 8.0, ..., 13.5, ... 18.0 in its CSV): a
     submission that predicts only whole years names them as the training labels do, whether written 12 or 12.0."""
     rng = np.random.default_rng(2)
-    years = rng.choice([6.0, 8.0, 10.0, 12.0, 13.5, 15.0, 16.0, 18.0], 400, p=[0.05, 0.1, 0.1, 0.4, 0.1, 0.1, 0.1, 0.05])
+    shares = [0.05, 0.1, 0.1, 0.4, 0.1, 0.1, 0.1, 0.05]
+    years = rng.choice([6.0, 8.0, 10.0, 12.0, 13.5, 15.0, 16.0, 18.0], 400, p=shares)
     frame = pd.DataFrame({"age": rng.integers(17, 80, 400), "educ": years})
     frame.to_csv(tmp_path / "smoke.csv", index=False)
-    added = run_cli(
-        "competitions", "add", "smoke", "--train", str(tmp_path / "smoke.csv"), "--target", "educ", "--metric", "accuracy"
-    )
+    arguments = ["--train", str(tmp_path / "smoke.csv"), "--target", "educ", "--metric", "accuracy"]
+    added = run_cli("competitions", "add", "smoke", *arguments)
     assert added.returncode == 0, added.stderr
     spec = json.loads((home / "competitions" / "smoke" / "public" / "competition.json").read_text())
     assert spec["classes"] == ["6", "8", "10", "12", "13.5", "15", "16", "18"]
