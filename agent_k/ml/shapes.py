@@ -121,7 +121,7 @@ def _structure(
 
 
 def _unique(frame: pd.DataFrame, order: np.ndarray, keys: list[str]) -> bool:
-    table = pd.DataFrame({"key": row_keys(frame, keys).to_numpy(), "_t": order})
+    table = frame[keys].astype(str).assign(_t=order) if keys else pd.DataFrame({"_t": order})
     return not bool(table.duplicated().any())
 
 
