@@ -44,11 +44,24 @@ def _read_only(target: str, extra: int = 0) -> None:
     _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | extra)
 
 
+def _folders(path: Path) -> None:
+    """`path` and its missing parents, each 0755 whatever the umask: the sandbox user must pass through every folder
+    of the root (a runner under umask 027 would make them 0750, root's own, and the interpreter unreachable)."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        folder.mkdir()
+        folder.chmod(0o755)
+
+
 def _mount_point(path: str, directory: bool) -> None:
     target = Path(path)
-    (target if directory else target.parent).mkdir(parents=True, exist_ok=True)
+    _folders(target if directory else target.parent)
     if not directory:
-        target.touch(0o644)
+        target.touch()
+        target.chmod(0o644)
 
 
 def _bind(fd: int, target: str) -> None:
@@ -59,7 +72,7 @@ def _bind(fd: int, target: str) -> None:
 
 def _devices(root: str, shm_bytes: int, gpus: list[str]) -> None:
     dev = root + "/dev"
-    Path(dev).mkdir()
+    _folders(Path(dev))
     _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
     for name in dict.fromkeys([*DEVICES, *gpus]):
         _mount_point(f"{dev}/{name}", directory=False)
@@ -67,7 +80,7 @@ def _devices(root: str, shm_bytes: int, gpus: list[str]) -> None:
     Path(dev, "fd").symlink_to("/proc/self/fd")
     for fd, name in enumerate(("stdin", "stdout", "stderr")):
         Path(dev, name).symlink_to(f"/proc/self/fd/{fd}")
-    Path(dev, "shm").mkdir()
+    _folders(Path(dev, "shm"))
     _mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"mode=1777,size={shm_bytes}")
     _mount(None, dev, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
 
@@ -109,7 +122,7 @@ def enter(spec: dict[str, object], pdeathsig: int) -> None:
     for fd, dest in [*opened, (data, "/sandbox/data")]:
         _bind(fd, root + dest)
         os.close(fd)  # no descriptor of the host's tree may survive the chroot
-    Path(root, "proc").mkdir()
+    _folders(Path(root, "proc"))
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for name in PROC_READ_ONLY:
         path = f"{root}/proc/{name}"
@@ -118,7 +131,7 @@ def enter(spec: dict[str, object], pdeathsig: int) -> None:
             _read_only(path, MS_NODEV | MS_NOEXEC)
     _devices(root, int(spec["shm_bytes"]), [str(name) for name in spec["gpus"]])  # type: ignore[call-overload,attr-defined]
     work = root + "/sandbox/work"
-    Path(work).mkdir(parents=True)
+    _folders(Path(work))
     uid, gid, size = int(spec["uid"]), int(spec["gid"]), int(spec["work_bytes"])  # type: ignore[call-overload]
     _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,uid={uid},gid={gid},size={size}")
     for content, dest in contents:
