@@ -35,19 +35,20 @@ from agent_k.competition import Competition
 from agent_k.ml.featurise import FeaturePlan, featurise
 from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.board import read_board
 from agent_k.platforms.local.user_files import UserTables
 
 MEDIA_BUILTINS = ("digits-images", "photo-zoom", "synth-sounds")
 STRONG = {
-    "image": ("reference/embeddings-logistic", "reference/embeddings-ridge"),
+    "image": ("reference/embeddings-224px-logistic", "reference/embeddings-224px-ridge"),
     "audio": ("reference/mfcc-logistic",),
 }
 WEAK = {"image": ("reference/colour-histogram-lightgbm",), "audio": ("reference/spectral-shape-lightgbm",)}
 
 
 def board(home: Path, competition: str) -> dict[str, float]:
-    entries = json.loads((home / "competitions" / competition / "private" / "leaderboard.json").read_text())
-    return {e["team"]: float(e["private_score"]) for e in entries}
+    entries = read_board(home / "competitions" / competition / "private" / "leaderboard.json")
+    return {e.team: float(e.private_score) for e in entries if e.private_score is not None}
 
 
 def missions(home: Path, budget: float, competitions: list[str]) -> list[dict[str, object]]:

@@ -38,7 +38,8 @@ import pandas as pd
 from agent_k.competition import Competition, TaskType, metrics
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.catalog import BUILTINS
-from agent_k.platforms.local.references import as_object_strings, as_submission, make_preprocessor
+from agent_k.platforms.local.encoding import as_object_strings, make_preprocessor
+from agent_k.platforms.local.references import as_submission
 
 FLAML_METRICS = {"accuracy": "accuracy", "logloss": "log_loss", "rmse": "rmse", "mae": "mae", "r2": "r2"}
 AUTOGLUON_METRICS = {

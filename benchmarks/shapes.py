@@ -30,6 +30,7 @@ from ml_quality import ratio, run_mission
 from agent_k.competition import Competition, PredictionKind, TaskType, metrics
 from agent_k.competition.columns import looks_like_dates
 from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.board import read_board
 from agent_k.platforms.local.references import as_submission
 
 SHAPES = {
@@ -121,10 +122,10 @@ def private_score(spec: Competition, predictions: pd.DataFrame, solution: pd.Dat
 
 def baseline(root: Path, spec: Competition, teams: str) -> tuple[str, float]:
     """The best of the board's reference entries for the shape, on the private rows."""
-    board = json.loads((root / spec.id / "private" / "leaderboard.json").read_text())
-    wanted = [e for e in board if e["team"].removeprefix("reference/") in teams.split()] or board
-    best = max(wanted, key=lambda e: e["private_score"] * (1 if spec.maximize else -1))
-    return best["team"].removeprefix("reference/"), float(best["private_score"])
+    board = [e for e in read_board(root / spec.id / "private" / "leaderboard.json") if e.private_score is not None]
+    wanted = [e for e in board if e.team.removeprefix("reference/") in teams.split()] or board
+    best = spec.scored_by.ranked(wanted, lambda e: e.private_score)[0]
+    return best.team.removeprefix("reference/"), float(best.private_score or 0.0)
 
 
 def main() -> None:

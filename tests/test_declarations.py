@@ -129,7 +129,7 @@ def test_a_toy_metric_and_a_toy_platform_run_a_mission(
     private = (merged["Usage"] == "Private").to_numpy()
     assert result.private_score == pytest.approx(float(within[private].mean()), abs=1e-9)
     # Ranked in the declared direction (higher is better): one more than the reference teams that scored above us.
-    board = json.loads((folder / "private" / "leaderboard.json").read_text())
+    board = json.loads((folder / "private" / "leaderboard.json").read_text())["teams"]
     above = [e for e in board if e.get("private_score") is not None and e["private_score"] > result.private_score]
     assert result.rank == 1 + len(above)
     store.close()

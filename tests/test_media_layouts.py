@@ -46,12 +46,13 @@ def test_a_media_board_holds_the_practitioners_baselines(home: Path, tmp_path: P
     assert shape.solution is not None
     shape.solution.to_csv(tmp_path / "solution.csv", index=False)
     tables = from_folder(tmp_path / "cactus", "cactus", [], solution=tmp_path / "solution.csv")
-    LocalPlatform(home / "competitions").add("cactus", tables, metric="auc")
-    board = json.loads((home / "competitions" / "cactus" / "private" / "leaderboard.json").read_text())
+    spec = LocalPlatform(home / "competitions").add("cactus", tables, metric="auc")
+    board = json.loads((home / "competitions" / "cactus" / "private" / "leaderboard.json").read_text())["teams"]
     scores = {entry["team"]: entry["private_score"] for entry in board}
-    assert set(scores) == {"reference/constant-prior", "reference/embeddings-logistic",
+    assert set(scores) == {"reference/constant-prior", "reference/embeddings-224px-logistic",
                            "reference/colour-histogram-lightgbm"}  # fmt: skip
-    assert scores["reference/embeddings-logistic"] > scores["reference/constant-prior"] == 0.5
+    assert scores["reference/embeddings-224px-logistic"] > scores["reference/constant-prior"] == 0.5
+    assert {entry["train_rows"] for entry in board} == {spec.n_train}, "every team learns from every file"
 
 
 def test_zips_of_media_are_read_without_touching_the_folder(home: Path, tmp_path: Path) -> None:

@@ -39,6 +39,12 @@ class LeaderboardEntry(BaseModel):
     public_score: float | None
     private_score: float | None
     reference: bool = True
+    train_rows: int | None = None
+    """The training rows a reference team learnt from."""
+    build_s: float | None = None
+    """A reference team's time to train and predict, when its board was built."""
+    note: str | None = None
+    """What the entry stands for where that is not one submission (a team's best of several)."""
 
 
 PUBLIC_FILES = ("train.csv", "test.csv", "sample_submission.csv", "description.md", "competition.json")

@@ -1,11 +1,14 @@
-"""Rank, percentile and medal of one score against a leaderboard (Kaggle thresholds as MLE-bench applies them)."""
+"""Rank, percentile and medal of one submission against a leaderboard (Kaggle's thresholds as MLE-bench applies
+them: docs/architecture.md, "Standings")."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
 from agent_k.competition import Medal, Metric
-from agent_k.platforms.base import LeaderboardEntry
+from agent_k.platforms.base import LeaderboardEntry, Submission
+
+MEDALS: tuple[Medal, ...] = ("gold", "silver", "bronze")
 
 
 class Standing(BaseModel):
@@ -14,6 +17,18 @@ class Standing(BaseModel):
     percentile: float
     """Share of the other teams ranked below this score (ties count in its favour), 0 to 100."""
     medal: Medal | None
+
+
+class MedalThreshold(BaseModel):
+    """What a medal takes on one board: a place among its teams, and the score at that place."""
+
+    medal: Medal
+    place: int
+    """The last place of the board's own teams that still earns the medal."""
+    score: float
+    """A submission needs this score or a better one."""
+    team: str | None = None
+    """The team at that place."""
 
 
 def medal_positions(teams: int) -> tuple[int, int, int]:
@@ -27,36 +42,46 @@ def medal_positions(teams: int) -> tuple[int, int, int]:
     return 10 + int(teams * 0.002), max(1, int(teams * 0.05)), max(1, int(teams * 0.1))
 
 
+def _places(teams: int) -> list[int]:
+    return [min(position, teams) for position in medal_positions(teams)]
+
+
+def medal_thresholds(board: list[LeaderboardEntry], metric: Metric) -> list[MedalThreshold]:
+    """Each medal's place and score on a board of these teams (a submission is graded against them alone): by
+    private scores where the board has them, else by public ones."""
+    private = any(e.private_score is not None for e in board)
+    scored = [(s, e.team) for e in board if (s := e.private_score if private else e.public_score) is not None]
+    ordered = metric.ranked(scored, lambda pair: pair[0])
+    return [
+        MedalThreshold(medal=medal, place=place, score=ordered[place - 1][0], team=ordered[place - 1][1])
+        for medal, place in zip(MEDALS, _places(len(ordered)) if ordered else [], strict=False)
+    ]
+
+
 def standing(score: float, others: list[float], metric: Metric) -> Standing:
     """Where `score` lands among the other teams' scores (ties rank in our favour, as Kaggle does)."""
     ordered = metric.ranked(others, lambda s: s)
     rank = 1 + sum(1 for other in ordered if metric.better(other, score))
     teams = len(ordered) + 1
     percentile = 100.0 * (teams - rank) / len(ordered) if ordered else 100.0
-    medal: Medal | None = None
-    if ordered:
-        for name, position in zip(("gold", "silver", "bronze"), medal_positions(len(ordered)), strict=True):
-            threshold = ordered[min(position, len(ordered)) - 1]
-            if not metric.better(threshold, score):
-                medal = name  # type: ignore[assignment]
-                break
-    return Standing(rank=rank, teams=teams, percentile=round(percentile, 2), medal=medal)
+    earned = (
+        medal
+        for medal, place in zip(MEDALS, _places(len(ordered)) if ordered else [], strict=False)
+        if not metric.better(ordered[place - 1], score)
+    )
+    return Standing(rank=rank, teams=teams, percentile=round(percentile, 2), medal=next(earned, None))
 
 
-def team_standing(board: list[LeaderboardEntry], team: str, metric: Metric) -> Standing | None:
-    """Our place on a live leaderboard, found by our team's name (never by looking for our score).
-
-    Private scores rank once the board has them, public ones before; None when our team is not on it."""
-    ours = [e for e in board if e.team == team]
-    if not ours:
-        return None
-    private = ours[0].private_score is not None
-
-    def score(entry: LeaderboardEntry) -> float | None:
-        return entry.private_score if private else entry.public_score
-
-    mine = score(ours[0])
+def submission_standing(
+    board: list[LeaderboardEntry], team: str, submission: Submission, metric: Metric
+) -> Standing | None:
+    """One submission's own place among the board's other teams, as MLE-bench grades one run: never its team's
+    best, nor any other submission of its team. Private scores rank once the submission and the board have them,
+    public ones before; None when the submission has no score to rank."""
+    others = [e for e in board if e.team != team]
+    private = submission.private_score is not None and any(e.private_score is not None for e in others)
+    mine = submission.private_score if private else submission.public_score
     if mine is None:
         return None
-    others = [s for e in board if e.team != team and (s := score(e)) is not None]
-    return standing(mine, others, metric)
+    scores = [s for e in others if (s := e.private_score if private else e.public_score) is not None]
+    return standing(mine, scores, metric)

@@ -8,7 +8,6 @@ Layout under `<competitions>/<id>/`:
 
 from __future__ import annotations
 
-import json
 import shutil
 import uuid
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from agent_k.competition.metrics import normalize_labels
 from agent_k.competition.models import MEDIA_FOLDER, MediaKind, MediaSpec
 from agent_k.competition.registry import metric_named
 from agent_k.platforms.base import link_or_copy
+from agent_k.platforms.local.board import write_board
 from agent_k.platforms.local.splits import RANDOM, SEED, HiddenRows, hidden_mask
 from agent_k.platforms.targets import CompetitionInputError, infer_task, sample_submission
 
@@ -215,9 +215,23 @@ def write(prepared: PreparedCompetition, root: Path, leaderboard: list[dict[str,
         (public / "competition.json").write_text(prepared.spec.model_dump_json(indent=2))
         if prepared.solution is not None:
             prepared.solution.to_csv(private / "solution.csv", index=False)
-        (private / "leaderboard.json").write_text(json.dumps(leaderboard, indent=2))
+        write_board(private / "leaderboard.json", leaderboard)
         staging.rename(final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return final
+
+
+def load(folder: Path) -> PreparedCompetition:
+    """A written competition read back from its files, as its board is built from them."""
+    public = folder / "public"
+    spec = Competition.model_validate_json((public / "competition.json").read_text())
+    train, test = pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv")
+    solution_path = folder / "private" / "solution.csv"
+    solution = pd.read_csv(solution_path) if solution_path.exists() else None
+    files = {}
+    if spec.media is not None:
+        paths = pd.concat([train[spec.media.column], test[spec.media.column]]).astype(str)
+        files = {path: public / MEDIA_FOLDER / path for path in paths}
+    return PreparedCompetition(spec, train, test, solution, files)

@@ -1,10 +1,11 @@
 """The reference entries of a media competition's leaderboard: the practitioner's strong baseline (pretrained
-embeddings and a logistic regression or ridge; for audio, MFCC statistics and the same) and a weak one (colour
-histograms, or the spectrum's shape, with LightGBM), beside the constant prior."""
+embeddings at the network's own 224 px and a logistic regression or ridge; for audio, MFCC statistics and the
+same) and a weak one (colour histograms, or the spectrum's shape, with LightGBM), beside the constant prior."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -15,29 +16,42 @@ from agent_k.media.embedder import exported
 from agent_k.media.tables import media_table
 
 Make = Callable[[], Any]
+EMBEDDING_SIZE = 224
+"""The pretrained network's own resolution, as a practitioner embeds images."""
 
 
 def media_teams(
     spec: Competition, train: pd.DataFrame, test: pd.DataFrame, files: dict[str, Path], models: Path,
     fit_predict: Callable[[Competition, Make, pd.DataFrame, pd.DataFrame, pd.DataFrame], pd.DataFrame],
-) -> list[tuple[str, pd.DataFrame]]:  # fmt: skip
-    """(team, its predictions of the test rows) for each baseline."""
+) -> list[tuple[str, Callable[[], pd.DataFrame]]]:  # fmt: skip
+    """(team, how it trains and predicts the test rows) for each baseline. The strong one comes first: its build
+    time includes reading and embedding every file, which the others then reuse."""
     assert spec.media is not None
     kind, column = spec.media.kind, spec.media.column
-    model = exported(128, models) if kind == "image" else None
-    table = media_table(kind, [files[p] for p in (*train[column], *test[column])], model=model)
-    x, test_x = table.iloc[: len(train)].reset_index(drop=True), table.iloc[len(train) :].reset_index(drop=True)
-    strong = [c for c in table.columns if c.startswith("emb" if kind == "image" else "mfcc")]
-    weak = [c for c in table.columns if c.startswith("img_hist_" if kind == "image" else "snd_")]
+
+    @cache
+    def table() -> tuple[pd.DataFrame, pd.DataFrame]:
+        model = exported(EMBEDDING_SIZE, models) if kind == "image" else None
+        paths = [files[p] for p in (*train[column], *test[column])]
+        whole = media_table(kind, paths, model=model, size=EMBEDDING_SIZE)
+        return whole.iloc[: len(train)].reset_index(drop=True), whole.iloc[len(train) :].reset_index(drop=True)
+
+    def team(make: Make, prefix: str) -> Callable[[], pd.DataFrame]:
+        def build() -> pd.DataFrame:
+            x, test_x = table()
+            columns = [c for c in x.columns if c.startswith(prefix)]
+            return fit_predict(spec, make, x[columns], train.reset_index(drop=True), test_x[columns])
+
+        return build
+
     regression = spec.task.is_regression
-    y = train.reset_index(drop=True)
+    strong, weak = ("emb", "img_hist_") if kind == "image" else ("mfcc", "snd_")
+    strong_name = f"embeddings-{EMBEDDING_SIZE}px" if kind == "image" else "mfcc"
     return [
-        ("constant-prior", fit_predict(spec, _prior(regression), x[weak], y, test_x[weak])),
-        (f"{'embeddings' if kind == 'image' else 'mfcc'}-{'ridge' if regression else 'logistic'}",
-         fit_predict(spec, _linear(regression), x[strong], y, test_x[strong])),
-        (f"{'colour-histogram' if kind == 'image' else 'spectral-shape'}-lightgbm",
-         fit_predict(spec, _lightgbm(regression), x[weak], y, test_x[weak])),
-    ]  # fmt: skip
+        (f"{strong_name}-{'ridge' if regression else 'logistic'}", team(_linear(regression), strong)),
+        (f"{'colour-histogram' if kind == 'image' else 'spectral-shape'}-lightgbm", team(_lightgbm(regression), weak)),
+        ("constant-prior", team(_prior(regression), weak)),
+    ]
 
 
 def _prior(regression: bool) -> Make:

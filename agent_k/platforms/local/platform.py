@@ -32,6 +32,7 @@ from agent_k.platforms.base import (
     copy_public_files,
 )
 from agent_k.platforms.local import materialise
+from agent_k.platforms.local.board import BOARD_VERSION, board_version, read_board, write_board
 from agent_k.platforms.local.catalog import BUILTINS, builtin
 from agent_k.platforms.local.materialise import Hints
 from agent_k.platforms.local.splits import RANDOM, TEST_FRACTION, HiddenRows
@@ -82,11 +83,31 @@ class LocalPlatform:
         """Return the competition, materialising a built-in one (once, under a lock) if needed."""
         self.check_known(competition_id)
         spec_path = self._folder(competition_id) / "public" / "competition.json"
-        if not spec_path.exists():
+        if not spec_path.exists() or self._stale_board(competition_id):
             with self._lock(competition_id):
                 if not spec_path.exists():
                     self._materialise_builtin(competition_id)
+                elif self._stale_board(competition_id):
+                    self._rebuild_board(competition_id)
         return Competition.model_validate_json(spec_path.read_text())
+
+    def _board_path(self, competition_id: str) -> Path:
+        return self._folder(competition_id) / "private" / "leaderboard.json"
+
+    def _stale_board(self, competition_id: str) -> bool:
+        """A built-in's board that older references built (on fewer rows, without the practitioner's entries)."""
+        path = self._board_path(competition_id)
+        return builtin(competition_id) is not None and path.exists() and board_version(path) < BOARD_VERSION
+
+    def _rebuild_board(self, competition_id: str) -> None:
+        """Train today's reference teams on the competition's files as they are; its submissions stay."""
+        found = builtin(competition_id)
+        assert found is not None, "only a built-in's board is rebuilt"
+        from agent_k.platforms.local.references import reference_entries
+
+        prepared = materialise.load(self._folder(competition_id))
+        teams = reference_entries(prepared, found.hidden.time, models=self.models)
+        write_board(self._board_path(competition_id), teams)
 
     def _materialise_builtin(self, competition_id: str) -> None:
         found = builtin(competition_id)
@@ -280,9 +301,10 @@ class LocalPlatform:
         return self.team
 
     async def leaderboard(self, competition_id: str) -> list[LeaderboardEntry]:
+        """The reference teams, and our team as Kaggle lists a team: by its best public submission (which a
+        mission's own standing never is: `agent_k.platforms.ranking.submission_standing`)."""
         spec = await self.get_competition(competition_id)
-        path = self._folder(competition_id) / "private" / "leaderboard.json"
-        entries = [LeaderboardEntry.model_validate(e) for e in json.loads(path.read_text())]
+        entries = read_board(self._board_path(competition_id))
         ours = [s for s in await self.list_submissions(competition_id) if s.public_score is not None]
         if ours:
             best = spec.scored_by.ranked(ours, lambda s: s.public_score)[0]
@@ -292,6 +314,7 @@ class LocalPlatform:
                     public_score=best.public_score,
                     private_score=best.private_score,
                     reference=False,
+                    note=f"the team's best public submission of {len(ours)}",
                 )
             )
         return entries

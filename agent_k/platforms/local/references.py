@@ -1,10 +1,18 @@
-"""Reference leaderboard entries: real baseline models trained on the public train set and scored on the
-hidden test labels, so rank, percentile and medal mean something."""
+"""A competition's reference teams: real models trained on every public training row and scored on the hidden
+test labels, so that rank, percentile and medal mean something (docs/architecture.md, "Standings").
+
+The board holds the classic baselines, weak to strong, and the practitioner's strong first entry for the
+competition's shape: early-stopped gradient boosting for a table, TF-IDF and a linear model for text, the naive
+forecasts and gradient boosting on lags for a forecast, a pretrained network's embeddings or MFCC statistics and a
+linear model for images and sounds. Each team's build time is recorded with it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -12,61 +20,18 @@ import pandas as pd
 
 from agent_k.competition import Competition, PredictionKind, TaskType, metrics
 from agent_k.competition.columns import looks_like_text
-from agent_k.competition.levels import row_keys
-from agent_k.competition.timing import parse_time, season_of, time_order
+from agent_k.platforms.local.encoding import MAX_ONE_HOT_LEVELS, as_object_strings, make_preprocessor, split_columns
+from agent_k.platforms.local.forecast_references import NAIVE_METHODS, lag_features, naive_forecast
 from agent_k.platforms.local.materialise import PreparedCompetition
+from agent_k.platforms.local.practitioner import boosting
 
-MAX_TRAIN_ROWS = 20_000
 KNN_TRAIN_ROWS = 5_000
-# Linear, naive-Bayes and k-NN references one-hot encode; an id-like column would become thousands of dense
-# columns, which costs far more than it tells a baseline.
-MAX_ONE_HOT_LEVELS = 64
+"""k-NN compares every test row with every training row: above this many rows its teams train on a sample, and
+their names say so (`knn-15-sample-5000`)."""
+PRACTITIONER = "lightgbm-early-stopping"
 
-
-def split_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
-    numeric = frame.select_dtypes(include="number").columns.tolist()
-    categorical = [c for c in frame.columns if c not in numeric]
-    return numeric, categorical
-
-
-def make_preprocessor(frame: pd.DataFrame, *, scale: bool, one_hot: bool) -> Any:
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
-
-    numeric, categorical = split_columns(frame)
-    numeric_steps: list[Any] = [SimpleImputer(strategy="median")]
-    if scale:
-        numeric_steps.append(StandardScaler())
-    encoder = (
-        OneHotEncoder(
-            handle_unknown="infrequent_if_exist",
-            min_frequency=5,
-            max_categories=MAX_ONE_HOT_LEVELS,
-            sparse_output=False,
-        )
-        if one_hot
-        else OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)
-    )
-    return ColumnTransformer(
-        [
-            ("numeric", make_pipeline(*numeric_steps), numeric),
-            ("categorical", make_pipeline(SimpleImputer(strategy="most_frequent"), encoder), categorical),
-        ],
-        verbose_feature_names_out=False,
-    )
-
-
-def as_object_strings(frame: pd.DataFrame) -> pd.DataFrame:
-    """Categorical columns as plain Python strings (sklearn encoders reject mixed str/NaN types)."""
-    _, categorical = split_columns(frame)
-    if not categorical:
-        return frame
-    frame = frame.copy()
-    for column in categorical:
-        frame[column] = frame[column].astype("object").where(frame[column].notna(), None)
-    return frame
+Team = tuple[str, int, Callable[[], pd.DataFrame]]
+"""A team's name, the training rows it learns from, and how to train it and predict the test rows."""
 
 
 def _classifiers() -> list[tuple[str, Any, bool]]:
@@ -192,50 +157,57 @@ def _tfidf_model(spec: Competition, text: list[str], frame: pd.DataFrame) -> Any
     return lambda: make_pipeline(ColumnTransformer(parts), model)
 
 
-def _naive_entries(prepared: PreparedCompetition, time: dict[str, Any]) -> Iterator[tuple[str, pd.DataFrame]]:
-    """The naive forecasts of each series from its training rows: its last value, its value one (or more)
-    seasons before the forecast time, its last season's mean. Written apart from the mission's own forecasting
-    code, so a board built with them does not grade that code by itself."""
-    spec = prepared.spec
-    keys = list(time.get("keys", []))
-    history = pd.concat([prepared.train, prepared.test], ignore_index=True)
-    times = parse_time(history, time)
-    order = time_order(times)
-    steps = np.unique(order[np.isfinite(order)])
-    season = max(1, season_of(times, steps))
-    step = np.searchsorted(steps, order)
-    series = row_keys(history, keys)
-    n_train = len(prepared.train)
-    known = pd.DataFrame({"series": series[:n_train], "step": step[:n_train], "y": prepared.train[spec.target]})
-    known = known.dropna(subset=["y"]).sort_values("step")
-    value_at = known.groupby(["series", "step"])["y"].mean()
-    by_series = known.groupby("series")
-    last_step, last = by_series["step"].max(), by_series["y"].last()
-    recent = by_series["y"].apply(lambda y: y.tail(season).mean())
-    fallback = float(known["y"].mean())
-    wanted = pd.DataFrame({"series": series[n_train:].to_numpy(), "step": step[n_train:]})
-    ahead = wanted["step"] - wanted["series"].map(last_step).fillna(wanted["step"] - 1)
-    cycles = np.ceil(ahead.clip(lower=1) / season).astype(int)
-    back = pd.MultiIndex.from_arrays([wanted["series"], wanted["step"] - cycles * season])
-    lasts = wanted["series"].map(last).fillna(fallback).to_numpy(dtype=float)
-    seasonal = value_at.reindex(back).to_numpy(dtype=float)
-    forecasts = {
-        "last": lasts,
-        "seasonal": np.where(np.isnan(seasonal), lasts, seasonal),
-        "mean": wanted["series"].map(recent).fillna(fallback).to_numpy(dtype=float),
-    }
-    for method, values in forecasts.items():
-        yield f"naive-{method}", pd.DataFrame({spec.target: values})
+def _table_teams(spec: Competition, train: pd.DataFrame, features: pd.DataFrame, test: pd.DataFrame) -> list[Team]:
+    """The classic baselines, weak to strong, and the practitioner's early-stopped LightGBM."""
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    teams: list[Team] = []
+    for name, model, linear in _regressors() if spec.task.is_regression else _classifiers():
+        x, y = features, train
+        if name.startswith("knn") and len(features) > KNN_TRAIN_ROWS:
+            rows = np.random.default_rng(0).choice(len(features), KNN_TRAIN_ROWS, replace=False)
+            x, y, name = features.iloc[rows], train.iloc[rows], f"{name}-sample-{KNN_TRAIN_ROWS}"
+
+        def make(x: pd.DataFrame = x, model: Any = model, linear: bool = linear) -> Any:
+            return make_pipeline(make_preprocessor(x, scale=linear, one_hot=linear), clone(model))
+
+        teams.append((name, len(x), partial(_fit_predict, spec, make, x, y, test)))
+    practitioner = partial(_fit_predict, spec, boosting(spec, features), features, train, test)
+    teams.append((PRACTITIONER, len(features), practitioner))
+    return teams
+
+
+def _lag_boosting(
+    prepared: PreparedCompetition, time: dict[str, Any], features: pd.DataFrame, test: pd.DataFrame
+) -> pd.DataFrame:
+    """The practitioner's forecast: early-stopped LightGBM on the rows' own columns and lags every test row can
+    know, validated on the latest tenth of the training rows."""
+    spec, n_train = prepared.spec, len(features)
+    lags, step = lag_features(prepared, time)
+    frame = pd.concat([pd.concat([features, test], ignore_index=True), lags], axis=1)
+    x, test_x = frame.iloc[:n_train], frame.iloc[n_train:].reset_index(drop=True)
+    y = prepared.train[spec.target].reset_index(drop=True)
+    known = y.notna().to_numpy()
+    model = boosting(spec, x)().fit(x[known], y[known], earlystoppedboosting__order=step[:n_train][known])
+    return as_submission(spec, model, test_x)
+
+
+def _timed(teams: list[Team]) -> list[tuple[str, int, pd.DataFrame, float]]:
+    built = []
+    for name, rows, build in teams:
+        start = perf_counter()
+        predictions = build()
+        built.append((name, rows, predictions, round(perf_counter() - start, 3)))
+    return built
 
 
 def reference_entries(
     prepared: PreparedCompetition, time: dict[str, Any] | None = None, *, models: Path | None = None
 ) -> list[dict[str, object]]:
-    """Train each reference team and score it on the public and private parts of the hidden labels. `time`: the
-    rows' time, when the test rows are a forecast (the naive forecasts then enter too); `models`: where the image
-    network's export is kept (a media competition's baselines embed its images)."""
-    from sklearn.pipeline import make_pipeline
-
+    """Train each reference team on every training row and score it on the public and private parts of the hidden
+    labels. `time`: the rows' time, when the test rows are a forecast (the forecasting teams then enter too);
+    `models`: where the image network's export is kept (a media competition's teams embed its images)."""
     spec, solution = prepared.spec, prepared.solution
     if solution is None:
         return []
@@ -245,38 +217,30 @@ def reference_entries(
     public = (order["Usage"] == "Public").to_numpy()
     y_true = order[spec.target_columns].reset_index(drop=True)
     truth = y_true if spec.targets else y_true[spec.target]
-    regression = spec.task.is_regression
-    teams: list[tuple[str, pd.DataFrame]] = []
+    teams: list[Team] = []
     if spec.media is not None:  # the media extra: imported only for a media competition
         from agent_k.platforms.local.media_references import media_teams
 
-        assert models is not None, "a media competition's baselines need the image network's cache"
-        teams = media_teams(spec, prepared.train, prepared.test, prepared.files, models, _fit_predict)
-    for name, model, linear in [] if spec.media else _regressors() if regression else _classifiers():
-        # Reference teams are a board to rank against, not a search: on large data they train on a sample.
-        cap = KNN_TRAIN_ROWS if name.startswith("knn") else MAX_TRAIN_ROWS
-        rows = np.arange(len(features))
-        if len(features) > cap:
-            rows = np.random.default_rng(0).choice(len(features), cap, replace=False)
-        x, y = features.iloc[rows], prepared.train.iloc[rows]
-
-        def make(x: pd.DataFrame = x, model: Any = model, linear: bool = linear) -> Any:
-            from sklearn.base import clone
-
-            return make_pipeline(make_preprocessor(x, scale=linear, one_hot=linear), clone(model))
-
-        teams.append((name, _fit_predict(spec, make, x, y, test_features)))
-    text = [] if spec.media else _text_columns(features)
-    if text:
-        teams.append(("tfidf-linear", _fit_predict(spec, _tfidf_model(spec, text, features), features,
-                                                    prepared.train, test_features)))  # fmt: skip
-    if time is not None and spec.task is TaskType.regression:
-        teams += list(_naive_entries(prepared, time))
+        assert models is not None, "a media competition's teams need the image network's cache"
+        built = media_teams(spec, prepared.train, prepared.test, prepared.files, models, _fit_predict)
+        teams = [(name, len(features), build) for name, build in built]
+    else:
+        n_train = len(features)
+        teams = _table_teams(spec, prepared.train, features, test_features)
+        if text := _text_columns(features):
+            make = _tfidf_model(spec, text, features)
+            tfidf = partial(_fit_predict, spec, make, features, prepared.train, test_features)
+            teams.append(("tfidf-linear", n_train, tfidf))
+        if time is not None and spec.task is TaskType.regression:
+            teams += [(f"naive-{m}", n_train, partial(naive_forecast, prepared, time, m)) for m in NAIVE_METHODS]
+            teams.append(("lightgbm-lags", n_train, partial(_lag_boosting, prepared, time, features, test_features)))
     return [
         {
             "team": f"reference/{name}",
             "public_score": metrics.score(spec, truth[public], predictions[public]),
             "private_score": metrics.score(spec, truth[~public], predictions[~public]),
+            "train_rows": rows,
+            "build_s": seconds,
         }
-        for name, predictions in teams
+        for name, rows, predictions, seconds in _timed(teams)
     ]
