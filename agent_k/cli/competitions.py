@@ -22,8 +22,9 @@ from agent_k.cli.common import (
 from agent_k.competition.kinds import TestSplit
 
 if TYPE_CHECKING:
-    from agent_k.competition import Competition
+    from agent_k.competition import Competition, Metric
     from agent_k.config import Settings
+    from agent_k.platforms.base import LeaderboardEntry
 
 app = typer.Typer(help="Browse competitions; add your own to the local platform.", no_args_is_help=True)
 
@@ -86,15 +87,37 @@ def show(competition_id: Annotated[str, typer.Argument()]) -> None:
     )
     board = asyncio.run(platform.leaderboard(spec.id))
     ordered = spec.scored_by.ranked(board, lambda e: e.private_score)
-    table = Table("#", "team", "public", "private", title="leaderboard (private score order)")
+    table = Table("#", "team", "public", "private", "built in", title="leaderboard (private score order)")
     for position, entry in enumerate(ordered, 1):
         table.add_row(
             str(position),
-            entry.team,
+            entry.team + (f" ({entry.note})" if entry.note else ""),
             f"{entry.public_score:.5g}" if entry.public_score is not None else "-",
             f"{entry.private_score:.5g}" if entry.private_score is not None else "-",
+            f"{entry.build_s:.1f} s" if entry.build_s is not None else "",
         )
     console.print(table)
+    console.print(medal_meaning(board, spec.scored_by), markup=False, highlight=False)
+
+
+def medal_meaning(board: list[LeaderboardEntry], metric: Metric) -> str:
+    """What each medal takes on this board: a mission's submission is ranked against the reference teams alone."""
+    from agent_k.platforms.ranking import medal_thresholds
+
+    references = [e for e in board if e.reference]
+    thresholds = medal_thresholds(references, metric)
+    if not thresholds:
+        return "no medals: the board has no scored reference team"
+    lines = [f"a medal is a submission's own place among these {len(references)} reference teams (as MLE-bench "
+             "grades one run: the team's other submissions do not count):"]  # fmt: skip
+    for threshold in thresholds:
+        lines.append(
+            f"  {threshold.medal:<7} at least as good as place {threshold.place}, {threshold.team}: "
+            f"private {threshold.score:.5g}"
+        )
+    best = metric.ranked(references, lambda e: e.private_score)[0]
+    lines.append(f"the strongest reference: {best.team} (private {best.private_score:.5g})")
+    return "\n".join(lines)
 
 
 @app.command("add")

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from agent_k.api.deps import CompetitionId, PlatformDep
 from agent_k.competition import Competition
 from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported, LeaderboardEntry
+from agent_k.platforms.ranking import MedalThreshold, medal_thresholds
 
 router = APIRouter(prefix="/competitions", tags=["competitions"])
 
@@ -15,6 +16,9 @@ router = APIRouter(prefix="/competitions", tags=["competitions"])
 class CompetitionDetail(BaseModel):
     competition: Competition
     leaderboard: list[LeaderboardEntry]
+    """The reference teams, and ours by its best public submission (its `note` says so)."""
+    medals: list[MedalThreshold]
+    """What each medal takes: a submission is ranked against the reference teams alone."""
 
 
 @router.get("")
@@ -31,4 +35,5 @@ async def get_competition(competition_id: CompetitionId, platform: PlatformDep) 
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
     except CompetitionUnsupported as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
-    return CompetitionDetail(competition=competition, leaderboard=leaderboard)
+    medals = medal_thresholds([e for e in leaderboard if e.reference], competition.scored_by)
+    return CompetitionDetail(competition=competition, leaderboard=leaderboard, medals=medals)

@@ -21,6 +21,7 @@ from agent_k.dashboard import page
 from agent_k.dashboard.render import mission_meta
 from agent_k.mission.document import mission_document
 from agent_k.platforms.base import CompetitionNotFound, CompetitionUnsupported
+from agent_k.platforms.ranking import medal_thresholds
 from agent_k.store.overview import mission_overviews
 
 router = APIRouter(tags=["dashboard"], include_in_schema=False)
@@ -67,7 +68,8 @@ async def competition_page(competition_id: CompetitionId, csrf: Csrf, platform: 
     final = any(e.private_score is not None for e in board)
     scored = [e for e in board if (e.private_score if final else e.public_score) is not None]
     ranked = competition.scored_by.ranked(scored, lambda e: e.private_score if final else e.public_score)
-    return page("competition.html", csrf=csrf, competition=competition, leaderboard=ranked)
+    medals = medal_thresholds([e for e in board if e.reference], competition.scored_by)
+    return page("competition.html", csrf=csrf, competition=competition, leaderboard=ranked, medals=medals)
 
 
 @router.get("/ui/api/missions", dependencies=[Depends(require_token)])

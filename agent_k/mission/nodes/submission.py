@@ -31,7 +31,7 @@ from agent_k.platforms.base import (
     SubmissionQuotaRefused,
     SubmissionStatus,
 )
-from agent_k.platforms.ranking import team_standing
+from agent_k.platforms.ranking import submission_standing
 from agent_k.platforms.submissions import (
     QuotaExhausted,
     check_quota,
@@ -177,7 +177,8 @@ class SubmissionNode(PhaseNode):
             await self.emit(ctx, MediaGallery(kind="mistakes", items=items))
 
     async def _rank(self, ctx: PhaseContext, competition: Competition, submitted: Submission) -> None:
-        """Rank, percentile and medal from the live leaderboard, where our team is found by its name."""
+        """Rank, percentile and medal of this mission's own submission against the board's other teams (never the
+        team's best, which another mission may have made: docs/architecture.md, "Standings")."""
         state, platform = ctx.state, ctx.deps.platform
         team = submitted.team or await platform.team_name()
         try:
@@ -185,9 +186,9 @@ class SubmissionNode(PhaseNode):
         except LeaderboardIncomplete as exc:
             await self.emit(ctx, Log(message=f"no rank: {exc}"))
             return
-        place = team_standing(board, team, competition.scored_by)
+        place = submission_standing(board, team, submitted, competition.scored_by)
         if place is None:
-            await self.emit(ctx, Log(message=f"team '{team}' is not on the leaderboard of {competition.id} yet"))
+            await self.emit(ctx, Log(message=f"no rank: submission {submitted.id} has no score yet"))
             return
         state.scores = state.scores.model_copy(update=place.model_dump())
 
