@@ -20,6 +20,7 @@ from pydantic_ai.usage import UsageLimits
 from agent_k import tracing
 from agent_k.events.models import Log
 from agent_k.llm import ModelUnavailable
+from agent_k.mission.agents import runs_agent
 from agent_k.mission.agents.deps import AgentDeps
 from agent_k.mission.agents.errors import AgentFailed
 from agent_k.mission.context import GraphContext
@@ -50,7 +51,7 @@ async def run_agent(
     run: Callable[[AgentDeps], Awaitable[AgentRunResult[T]]],
 ) -> T | None:
     """The agent's output, or None when the phase runs its workflow path (workflow mode, or a fallback)."""
-    if state.phase_modes.get(phase) != Mode.agent.value or phase in state.budget.allowance_spent:
+    if not runs_agent(state, phase):
         return None
     budget = state.budget
     if state.max_cost_usd is not None and budget.cost_usd >= state.max_cost_usd:

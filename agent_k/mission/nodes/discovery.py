@@ -12,7 +12,7 @@ from pydantic_graph import End
 
 from agent_k.competition import Competition, Criteria
 from agent_k.events.models import CompetitionSelected
-from agent_k.mission.agents import AgentFailed, lobbyist_ranking
+from agent_k.mission.agents import AgentFailed, runs_agent
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.research import ResearchNode
 from agent_k.mission.phases import Phase
@@ -90,7 +90,9 @@ class DiscoveryNode(PhaseNode):
             return self.fail(
                 ctx, FailureReason.no_matching_competition, f"no competition fits {criteria.model_dump_json()}"
             )
-        if len(matches) > 1:
+        if len(matches) > 1 and runs_agent(state, self.phase):
+            from agent_k.mission.agents.lobbyist import lobbyist_ranking
+
             try:
                 matches = await lobbyist_ranking(state, deps, matches)
             except AgentFailed as exc:

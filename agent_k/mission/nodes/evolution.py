@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pydantic_graph import End
 
 from agent_k.events.models import EvolutionEnsemble, EvolutionGeneration, EvolutionPick, Log
-from agent_k.mission.agents import AgentFailed, evolver_proposals
+from agent_k.mission.agents import AgentFailed, runs_agent
 from agent_k.mission.blending import blend_reserve_s, final_blend
 from agent_k.mission.candidates import (
     archive,
@@ -150,7 +150,10 @@ class EvolutionNode(PhaseNode):
             seeds=1 if widened else 0,
             avoid=out_of_memory_families(history),
         )
-        proposals = await evolver_proposals(state, deps, proposals, feature_drops(state), batch)
+        if runs_agent(state, self.phase):
+            from agent_k.mission.agents.evolver import evolver_proposals
+
+            proposals = await evolver_proposals(state, deps, proposals, feature_drops(state), batch)
         if not proposals:
             evolution.stop_reason = evolution.stop_reason or "search_space_exhausted"
             return

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pydantic_graph import End
 
 from agent_k.events.models import Log
-from agent_k.mission.agents.repairer import repair_step
 from agent_k.mission.candidates import ArchivedCandidate, evaluate_proposals, feature_drops, search_history
 from agent_k.mission.fallback import archive_prior
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
@@ -55,6 +54,8 @@ class PrototypeNode(PhaseNode):
         prior = await archive_prior(deps, state, self.phase)
 
         async def repair(error: StepError) -> ArchivedCandidate:
+            from agent_k.mission.agents.repairer import repair_step  # pydantic-ai loads when a step needs a repair
+
             return await repair_step(state, deps, RepairGoal.of(BASELINE, error))
 
         try:

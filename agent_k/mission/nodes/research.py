@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pydantic_graph import End
@@ -12,7 +13,7 @@ from pydantic_graph import End
 from agent_k._blocking import run_blocking
 from agent_k.competition.research import MediaProfile, ResearchFindings
 from agent_k.events.models import MediaGallery, ResearchFinding
-from agent_k.mission.agents import AgentFailed, ResearchPlan, scientist_plan
+from agent_k.mission.agents import AgentFailed, runs_agent
 from agent_k.mission.candidates import candidate_limits
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.prototype import PrototypeNode
@@ -25,6 +26,9 @@ from agent_k.ml.profiling import profile, recommended_families
 from agent_k.ml.sandbox import gpu_usable
 from agent_k.ml.tables import write_tables
 from agent_k.store.status import FailureReason
+
+if TYPE_CHECKING:
+    from agent_k.mission.agents.scientist import ResearchPlan
 
 PROFILE = Step(Phase.research, "profile", "read the competition's files and profile them for modelling")
 FEATURES = Step(Phase.research, "features", "featurise the competition's media files once, for every candidate")
@@ -75,12 +79,15 @@ class ResearchNode(PhaseNode):
             findings.media = media
             findings.notes.extend(media_notes(media) if media else [])
             findings.model_families = recommended_families(competition, findings)
-        try:
-            plan = await scientist_plan(state, ctx.deps)
-        except AgentFailed as exc:
-            return self.fail(ctx, FailureReason.agent_failed, str(exc))
-        if plan is not None:
-            await self._apply(ctx, plan)
+        if runs_agent(state, self.phase):
+            from agent_k.mission.agents.scientist import scientist_plan
+
+            try:
+                plan = await scientist_plan(state, ctx.deps)
+            except AgentFailed as exc:
+                return self.fail(ctx, FailureReason.agent_failed, str(exc))
+            if plan is not None:
+                await self._apply(ctx, plan)
         features = len(findings.columns) + (findings.media.features if findings.media else 0)
         await self.emit(
             ctx,
