@@ -377,3 +377,21 @@ def test_a_bubblewrap_that_fails_to_start_is_tried_again_per_candidate(tmp_path:
     assert not insisted.ok and insisted.failure_reason() == (
         "the bwrap sandbox did not start: bwrap: Creating new namespace failed: Resource temporarily unavailable"
     )
+
+
+def test_an_environment_the_sandbox_user_cannot_read_is_refused_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A venv made by root under umask 027 is root's alone: the sandboxes bind it as it is, so candidates as the
+    sandbox user could not start, and the probe says which folder and what to do instead of a bare EACCES."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root runner's candidates run as another account")
+    from agent_k.ml.sandbox.policy import basic_problem
+
+    private = tmp_path / "venv"
+    private.mkdir(mode=0o750)
+    private.chmod(0o750)
+    monkeypatch.setattr("sys.prefix", str(private))
+    problem = basic_problem("65533")  # an account of its own: the verdict is kept per sandbox user
+    assert problem is not None and f"cannot read {private} (mode 0750)" in problem
+    assert f"chmod -R o+rX {private}" in problem

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -124,10 +125,22 @@ def basic_problem(user: str | None = None) -> str | None:
 
 
 def _user_problem(user: str | None) -> str | None:
+    """What keeps the sandbox user from running candidates at all: it cannot be used, or cannot read the Python
+    environment (the sandbox binds it as it is: a venv made under umask 027 is its owner's alone)."""
     try:
-        sandbox_identity(user)
+        identity = sandbox_identity(user)
     except SandboxUserError as exc:
         return str(exc)
+    if identity is None:
+        return None
+    readable = stat.S_IROTH | stat.S_IXOTH  # folders to enter and list, the interpreter to run
+    for root in [*bwrap.python_roots(), str(Path(sys.executable).resolve())]:
+        mode = Path(root).stat().st_mode
+        if mode & readable != readable:
+            return (
+                f"candidates run as {identity.name}, who cannot read {root} (mode {stat.S_IMODE(mode):04o}): "
+                f"make the Python environment readable to others (chmod -R o+rX {root})"
+            )
     return None
 
 
