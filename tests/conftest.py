@@ -21,6 +21,7 @@ from agent_k.mission.contract import PhaseContract
 from agent_k.mission.nodes import PhaseNode
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
+from tests.support import finished
 
 pytest_plugins = ["tests.support.browser"]  # the `browser` fixture of the dashboard's tests
 
@@ -31,13 +32,34 @@ CACHED_COMPETITIONS = ("penguins", "wine", "titanic", "diabetes", "digits")
 AGENT_K = str(Path(sys.executable).parent / "agent-k")
 
 
+def _run_root(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The folder every test process of this run shares (pytest-xdist's workers each have one below it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Start the shared finished mission as soon as a test that reads it is collected, so it runs beside the first
+    tests (every process collects; the first to get there starts it)."""
+    if any(finished.FIXTURE in getattr(item, "fixturenames", ()) for item in items):
+        workerinput = getattr(config, "workerinput", None)
+        worker_id = workerinput["workerid"] if workerinput else "master"
+        factory = config._tmp_path_factory  # type: ignore[attr-defined]  # what the tmp_path_factory fixture returns
+        finished.start(_run_root(factory, worker_id), AGENT_K)
+
+
+@pytest.fixture(scope="session")
+def finished_mission(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> finished.FinishedMission:
+    """A real 45 s penguins mission that has ended, shared by the run (`tests/support/finished.py`)."""
+    return finished.finished(_run_root(tmp_path_factory, worker_id))
+
+
 @pytest.fixture(scope="session")
 def competition_cache(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """Built-in competitions materialised once per run (materialising trains the reference models). pytest-xdist's
     workers share one folder; the platform's lock lets one build each competition while the other uses it, and
     each worker starts at a different one so that they build side by side."""
-    base = tmp_path_factory.getbasetemp()
-    root = (base if worker_id == "master" else base.parent) / "competition-cache"
+    root = _run_root(tmp_path_factory, worker_id) / "competition-cache"
     start = int(worker_id.removeprefix("gw")) % len(CACHED_COMPETITIONS) if worker_id.startswith("gw") else 0
     platform = LocalPlatform(root)
     for competition in CACHED_COMPETITIONS[start:] + CACHED_COMPETITIONS[:start]:
@@ -122,8 +144,7 @@ def need_tool(problem: str | None) -> None:
 @pytest.fixture(scope="session")
 def media_models(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """The image network's export and librosa's compiled kernels, made once per run and shared by the workers."""
-    base = tmp_path_factory.getbasetemp()
-    return (base if worker_id == "master" else base.parent) / "media-models"
+    return _run_root(tmp_path_factory, worker_id) / "media-models"
 
 
 @pytest.fixture

@@ -3,14 +3,13 @@ final pick over a second, differently seeded split, in a real mission and in its
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from agent_k.competition import Competition, Criteria, TaskType
+from agent_k.competition import Competition, TaskType
 from agent_k.competition.research import CVScheme, ResearchFindings, TimeStructure
 from agent_k.config import Settings
 from agent_k.mission.candidates import ArchivedCandidate
@@ -26,15 +25,13 @@ from agent_k.mission.final_pick import (
     second_split,
     without_second_split,
 )
-from agent_k.mission.launch import MissionSpec
-from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import BudgetLedger, MissionState
 from agent_k.ml.portfolio import load_portfolio
 from agent_k.ml.recipes import ModelFamily, Prior
 from agent_k.ml.search import default_recipe
-from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from agent_k.store.status import CandidateStatus
+from tests.support.finished import FinishedMission
 
 ACCURACY = Competition(id="c", title="c", task=TaskType.binary, metric="accuracy", target="y", classes=["a", "b"])
 
@@ -174,15 +171,13 @@ def test_the_best_s_runs_come_first_and_nothing_runs_when_they_do_not_fit() -> N
     assert plan(groups, 3.0, parallel=2) == [], "the best's own group does not fit: nothing is re-scored"
 
 
-def test_a_mission_blends_from_predictions_and_picks_over_a_second_split(settings: Settings, store: Store) -> None:
+def test_a_mission_blends_from_predictions_and_picks_over_a_second_split(
+    finished_mission: FinishedMission, settings: Settings, store: Store
+) -> None:
     """The first generations draw from the learned portfolio; the blend is tried however short the time left (it
     fits no model), and the top candidates get a second score on other folds, archived beside the first; the pick
-    is what the mission submits."""
-    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
-    spec = MissionSpec(mission_id="pick", criteria=Criteria(competition="penguins"), time_budget=90, stop_early=True)
-    runner.create(spec)
-    result = asyncio.run(runner.run("pick"))
-    assert result.success, result.detail
+    is what the mission submits. Read from the run's shared mission, copied into each database."""
+    finished_mission.copy_into(store, settings.missions_dir, "pick")
 
     portfolio = load_portfolio()
     assert portfolio is not None

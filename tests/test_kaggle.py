@@ -32,7 +32,7 @@ from agent_k.platforms.kaggle import (
 from agent_k.platforms.kaggle.client import OutcomeUnknown
 from agent_k.platforms.kaggle.layout import UnsupportedCompetition, arrange
 from agent_k.platforms.local import LocalPlatform
-from agent_k.platforms.ranking import team_standing
+from agent_k.platforms.ranking import submission_standing
 from agent_k.platforms.submissions import QuotaExhausted, check_quota, daily_limit, wait_for_score
 from tests.conftest import need_tool
 from tests.support.fake_kaggle import FakeKaggle
@@ -198,10 +198,12 @@ def test_data_submission_scoring_and_rank_through_the_api(
             board = await kaggle.leaderboard("penguins")
             ours = next(e.public_score for e in board if e.team == fake.team)
             assert ours == pytest.approx(scored.public_score) and all(e.private_score is None for e in board)
-            place = team_standing(board, fake.team, metric_named("auc"))
+            place = submission_standing(board, fake.team, scored, metric_named("auc"))
             better = [e for e in board if e.public_score is not None and ours is not None and e.public_score > ours]
             assert place is not None and (place.rank, place.teams) == (1 + len(better), len(board))
-            assert team_standing(board, fake.username, metric_named("auc")) is None  # found by team name only
+            # Our team is known by its name, not the user's: by that, our own entry would rank against us.
+            misnamed = submission_standing(board, fake.username, scored, metric_named("auc"))
+            assert misnamed is not None and misnamed.teams == len(board) + 1
 
     asyncio.run(scenario())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,24 +22,21 @@ from agent_k.mission.nodes import PHASE_NODES, DiscoveryNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.replay import replay_steps, state_at
 from agent_k.mission.runner import MissionRunner
-from agent_k.mission.state import MissionResult
 from agent_k.mission.versions import IncompatibleVersion
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.models import SnapshotRow, SubmissionRow
 from agent_k.store.repository import Store
+from tests.support.finished import FinishedMission
 
 
 def _runner(settings: Settings, store: Store, phases: tuple[type, ...] = PHASE_NODES) -> MissionRunner:
     return MissionRunner(settings, store, LocalPlatform(settings.competitions_dir), phases=phases)
 
 
-def _finished(settings: Settings, store: Store, mission_id: str, **options: object) -> MissionResult:
-    runner = _runner(settings, store)
-    spec = {"time_budget": 10, "stop_early": True, **options}
-    runner.create(MissionSpec(mission_id=mission_id, criteria=Criteria(competition="penguins"), **spec))  # type: ignore[arg-type]
-    result = asyncio.run(runner.run(mission_id))
-    assert result.success, result.detail
-    return result
+@pytest.fixture
+def finished(finished_mission: FinishedMission, settings: Settings, store: Store) -> Callable[[str], None]:
+    """Copy the run's shared finished mission (a real penguins one) into this test's store as the given id."""
+    return lambda mission_id: finished_mission.copy_into(store, settings.missions_dir, mission_id)
 
 
 def _submissions(store: Store, mission_id: str) -> list[SubmissionRow]:
@@ -46,8 +44,10 @@ def _submissions(store: Store, mission_id: str) -> list[SubmissionRow]:
         return list(session.exec(select(SubmissionRow).where(SubmissionRow.mission_id == mission_id)))
 
 
-def test_a_fork_at_evolution_reuses_the_archive_and_submits_once(settings: Settings, store: Store) -> None:
-    _finished(settings, store, "parent")
+def test_a_fork_at_evolution_reuses_the_archive_and_submits_once(
+    settings: Settings, store: Store, finished: Callable[[str], None]
+) -> None:
+    finished("parent")
     parent_events = [(e.seq, e.type) for e in store.events_after("parent")]
     parent_steps = [(s.seq, s.status) for s in store.snapshots("parent")]
     parent_keys = {c.key for c in store.candidates("parent")}
@@ -84,8 +84,10 @@ def test_a_fork_at_evolution_reuses_the_archive_and_submits_once(settings: Setti
     assert store.snapshots("child")[0].status == "forked"
 
 
-def test_a_fork_refuses_what_it_cannot_start_from(settings: Settings, store: Store) -> None:
-    _finished(settings, store, "done")
+def test_a_fork_refuses_what_it_cannot_start_from(
+    settings: Settings, store: Store, finished: Callable[[str], None]
+) -> None:
+    finished("done")
     with pytest.raises(MissionError, match="no mission 'missing'"):
         fork_mission(store, settings, "missing", Phase.evolution)
     with pytest.raises(MissionError, match="cannot change budget"):
@@ -105,8 +107,10 @@ def test_a_fork_refuses_what_it_cannot_start_from(settings: Settings, store: Sto
     assert [m.id for m in store.list_missions()] == ["again", "done"], "a refused fork leaves nothing behind"
 
 
-def test_replay_steps_through_every_snapshot_with_its_events(settings: Settings, store: Store) -> None:
-    _finished(settings, store, "replayed")
+def test_replay_steps_through_every_snapshot_with_its_events(
+    settings: Settings, store: Store, finished: Callable[[str], None]
+) -> None:
+    finished("replayed")
     steps = replay_steps(store, "replayed")
     snapshots = store.snapshots("replayed")
     assert [s.seq for s in steps] == [s.seq for s in snapshots]

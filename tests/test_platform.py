@@ -12,9 +12,12 @@ import pandas as pd
 import pytest
 
 from agent_k.competition import InvalidSubmission, metric_named
+from agent_k.platforms.base import LeaderboardEntry, Submission, SubmissionStatus
 from agent_k.platforms.local import LocalPlatform
-from agent_k.platforms.local.references import MAX_ONE_HOT_LEVELS, make_preprocessor
-from agent_k.platforms.ranking import medal_positions, standing
+from agent_k.platforms.local.encoding import MAX_ONE_HOT_LEVELS, make_preprocessor
+from agent_k.platforms.local.materialise import prepare
+from agent_k.platforms.local.references import KNN_TRAIN_ROWS, PRACTITIONER, reference_entries
+from agent_k.platforms.ranking import medal_positions, medal_thresholds, standing, submission_standing
 from tests.conftest import run_cli
 
 
@@ -117,6 +120,66 @@ def test_standing_ranks_percentile_and_medal() -> None:
     assert standing(0.75, others, metric_named("auc")).medal == "bronze"  # third place of eleven: top 40%
     assert standing(0.05, others, metric_named("auc")).medal is None
     assert standing(0.05, [1.0, 2.0], metric_named("rmse")).rank == 1  # lower is better
+
+
+def test_every_reference_team_trains_on_every_training_row(tmp_path: Path) -> None:
+    """More rows than the old boards' 20,000-row cap: each team learns from all of them (k-NN from a sample its
+    name gives), and a team's score is the one a model fitted on the whole training table gets."""
+    from sklearn.metrics import mean_squared_error
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame(rng.normal(size=(28_000, 3)), columns=["a", "b", "c"])
+    table["y"] = 3 * table["a"] - 2 * table["b"] ** 2 + rng.normal(scale=0.5, size=len(table))
+    prepared = prepare("wide", "Wide", table, target="y", metric="rmse")
+    board = {e["team"]: e for e in reference_entries(prepared)}
+    n_train = len(prepared.train)
+    assert n_train > 20_000
+    for team, entry in board.items():
+        expected = KNN_TRAIN_ROWS if "knn" in team else n_train
+        assert entry["train_rows"] == expected, team
+        assert float(str(entry["build_s"])) >= 0
+    assert {t for t in board if "knn" in t} == {f"reference/knn-{k}-sample-{KNN_TRAIN_ROWS}" for k in (1, 15)}
+
+    features = ["a", "b", "c"]
+    tree = DecisionTreeRegressor(random_state=0).fit(prepared.train[features], prepared.train["y"])
+    assert prepared.solution is not None
+    truth = prepared.solution.set_index("id").loc[prepared.test["id"]]
+    private = (truth["Usage"] == "Private").to_numpy()
+    predicted = tree.predict(prepared.test[features])[private]
+    rmse = mean_squared_error(truth["y"].to_numpy()[private], predicted) ** 0.5
+    assert board["reference/tree-full"]["private_score"] == pytest.approx(rmse)
+    boosting, ridge = (float(str(board[f"reference/{t}"]["private_score"])) for t in (PRACTITIONER, "ridge"))
+    assert boosting < 0.7 * ridge, "the practitioner's entry learns the square a linear model cannot"
+
+
+def test_medal_thresholds_name_each_place_score_and_team() -> None:
+    board = [LeaderboardEntry(team=f"t{i}", public_score=None, private_score=i / 20) for i in range(20)]
+    thresholds = medal_thresholds(board, metric_named("auc"))
+    assert [(t.medal, t.place, t.score, t.team) for t in thresholds] == [
+        ("gold", 2, 0.9, "t18"),
+        ("silver", 4, 0.8, "t16"),
+        ("bronze", 8, 0.6, "t12"),
+    ]
+    assert (
+        standing(0.9, [e.private_score for e in board if e.private_score is not None], metric_named("auc")).medal
+        == "gold"
+    )
+    assert standing(0.89, [0.9, 0.95], metric_named("auc")).medal is None
+
+
+def test_a_submission_is_ranked_on_its_own_score_not_its_teams_best() -> None:
+    references = [LeaderboardEntry(team=f"reference/{i}", public_score=i / 10, private_score=i / 10) for i in range(10)]
+    ours_best = LeaderboardEntry(team="agent-k", public_score=1.0, private_score=1.0, reference=False)
+    worse = Submission(id="s2", competition_id="c", created_at="2026-12-01T00:00:00Z",
+                       status=SubmissionStatus.complete, public_score=0.45, private_score=0.35)  # fmt: skip
+    place = submission_standing([*references, ours_best], "agent-k", worse, metric_named("auc"))
+    assert place is not None and place.model_dump() == {"rank": 7, "teams": 11, "percentile": 40.0, "medal": None}
+    pending = worse.model_copy(update={"private_score": None})
+    public = submission_standing([*references, ours_best], "agent-k", pending, metric_named("auc"))
+    assert public is not None and public.rank == 6  # no private score of ours: public among public
+    unscored = pending.model_copy(update={"public_score": None})
+    assert submission_standing(references, "agent-k", unscored, metric_named("auc")) is None
 
 
 def test_add_with_a_missing_target_exits_2_and_writes_nothing(home: Path, tmp_path: Path) -> None:

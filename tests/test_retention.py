@@ -1,5 +1,5 @@
-"""Retention (docs/architecture.md, "Retention"): `agent-k gc` on a home of 20 finished missions (a real 45 s one,
-copied whole 19 times), then every one of them opened through `agent-k missions show` and a real
+"""Retention (docs/architecture.md, "Retention"): `agent-k gc` on a home of 20 finished missions (the run's shared
+real 45 s one, copied whole 20 times), then every one of them opened through `agent-k missions show` and a real
 `agent-k serve`; forks made before and after the collection still run; a worker with AGENT_K_RETENTION
 collects by itself."""
 
@@ -21,10 +21,8 @@ import pytest
 from sqlalchemy import update
 from sqlmodel import col
 
-from agent_k.competition import Criteria
 from agent_k.config import Settings
 from agent_k.mission.fork import fork_mission
-from agent_k.mission.launch import MissionSpec
 from agent_k.mission.phases import Phase
 from agent_k.mission.runner import MissionRunner
 from agent_k.platforms.local import LocalPlatform
@@ -32,13 +30,11 @@ from agent_k.store.models import MissionRow, utcnow
 from agent_k.store.repository import Store
 from tests.conftest import AGENT_K, run_cli
 from tests.support.api_client import read_stream, running_api
+from tests.support.finished import FinishedMission
 from tests.support.homes import copy_mission
 
 pytestmark = pytest.mark.slow
-ORIGINALS = ("penguins",)
 COPIES = 19
-BUDGET_S = 45
-"""Enough for a few dozen candidates even on cores another test shares: what a real mission's folder holds."""
 OLD = timedelta(days=8)
 
 
@@ -56,8 +52,7 @@ def _bytes(folder: Path) -> int:
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory, competition_cache: Path) -> Path:
     home = tmp_path_factory.mktemp("retention-home")
-    for name in ORIGINALS:
-        shutil.copytree(competition_cache / name, home / "competitions" / name)
+    shutil.copytree(competition_cache / "penguins", home / "competitions" / "penguins")
     return home
 
 
@@ -86,19 +81,15 @@ def _run(settings: Settings, store: Store, mission_id: str, runner: MissionRunne
 
 
 @pytest.fixture(scope="module")
-def missions(settings: Settings, store: Store) -> list[str]:
-    """20 finished missions, ended eight days ago, and one fork of the first (queued, not run yet)."""
-    names = []
-    for competition in ORIGINALS:
-        runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
-        original = f"m-{competition}"
-        spec = MissionSpec(mission_id=original, criteria=Criteria(competition=competition), time_budget=BUDGET_S)
-        runner.create(spec)
-        _run(settings, store, original, runner)
-        names.append(original)
-        for n in range(COPIES):
-            copy_mission(store, settings.missions_dir, original, f"{original}-{n}")
-            names.append(f"{original}-{n}")
+def missions(settings: Settings, store: Store, finished_mission: FinishedMission) -> list[str]:
+    """20 finished missions (copies of a real one that spent its whole 45 s: a few dozen candidates, what a real
+    mission's folder holds), ended eight days ago, and one fork of the first (queued, not run yet)."""
+    original = "m-penguins"
+    finished_mission.copy_into(store, settings.missions_dir, original)
+    names = [original]
+    for n in range(COPIES):
+        copy_mission(store, settings.missions_dir, original, f"{original}-{n}")
+        names.append(f"{original}-{n}")
     for name in names:
         _ended_long_ago(store, name)
     fork_mission(store, settings, "m-penguins", Phase.evolution, time_budget=12, mission_id="early-fork")

@@ -22,16 +22,15 @@ from agent_k.ml.tables import has_tables, write_tables
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.conftest import run_cli
+from tests.support.builtins import boardless_builtin
 
 BIG = "synthetic-200000"
 
 
 @pytest.fixture(scope="session")
 def big_competition(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 200k-row synthetic competition, materialised once (the reference models take their time)."""
-    root = tmp_path_factory.mktemp("big-competition")
-    LocalPlatform(root).ensure(BIG)
-    return root / BIG
+    """A 200k-row synthetic competition, without the board its reference teams would take minutes to build."""
+    return boardless_builtin(BIG, tmp_path_factory.mktemp("big-competition"))
 
 
 @pytest.mark.slow

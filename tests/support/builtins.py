@@ -3,6 +3,8 @@ reference models, which tests of one script or one recipe do not need."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agent_k.platforms.local import materialise
 from agent_k.platforms.local.catalog import builtin
 from agent_k.platforms.local.materialise import PreparedCompetition
@@ -15,3 +17,9 @@ def prepared_builtin(competition_id: str) -> PreparedCompetition:
         found.id, found.title, found.load(), target=found.target, metric=found.metric,
         targets=list(found.targets) or None, hidden=found.hidden,
     )  # fmt: skip
+
+
+def boardless_builtin(competition_id: str, root: Path) -> Path:
+    """A table built-in written under `root` as the platform writes it, with an empty board: for a test of the
+    mission on large data, whose reference teams would take longer to train than the mission runs."""
+    return materialise.write(prepared_builtin(competition_id), root, [])
