@@ -13,6 +13,10 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 HOME_MODE = 0o700
 FILE_UMASK = 0o027
 """What the entry points (CLI, API, worker) create files with: 0640 files, 0750 folders, nothing for others."""
+OPENMP_SPIN = {"GOMP_SPINCOUNT": "1000"}
+"""Waiting OpenMP threads spin briefly, then sleep: libgomp's default long spin made a 2-thread LightGBM fit 10x
+slower beside a busy process, sleeping at once 10x slower on idle cores (benchmarks/thread_wait.py). Candidates get
+it from the launcher; the entry points (the boards they build) before anything loads libgomp."""
 MIN_TIME_BUDGET_S = 1.0
 MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
 """The shortest and the longest mission anyone may ask for, wherever they ask (CLI, API, AGENT_K_TIME_BUDGET)."""

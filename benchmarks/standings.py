@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_k.competition import Competition
 from agent_k.platforms.base import LeaderboardEntry
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.board import read_board
@@ -54,37 +55,61 @@ def run_mission(home: Path, competition: str, budget: float) -> dict[str, Any]:
     return report
 
 
-def measure(competition: str, budget: float, before: Path | None) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp)
-        start = time.perf_counter()
-        spec = LocalPlatform(home / "competitions").ensure(competition)
-        build_s = time.perf_counter() - start
-        private = home / "competitions" / competition / "private"
-        board = read_board(private / "leaderboard.json")
-        if before is not None:  # the same hidden rows, or the two boards rank different things
-            old_solution = (before / competition / "private" / "solution.csv").read_bytes()
-            assert old_solution == (private / "solution.csv").read_bytes(), f"{competition}: another split"
-        report = run_mission(home, competition, budget)
+def build_board(home: Path, competition: str, before: Path | None) -> tuple[Competition, list[LeaderboardEntry], float]:
+    """Materialise `competition` in `home`: its spec, its board and the seconds that took."""
+    start = time.perf_counter()
+    spec = LocalPlatform(home / "competitions").ensure(competition)
+    build_s = time.perf_counter() - start
+    private = home / "competitions" / competition / "private"
+    if before is not None:  # the same hidden rows, or the two boards rank different things
+        old_solution = (before / competition / "private" / "solution.csv").read_bytes()
+        assert old_solution == (private / "solution.csv").read_bytes(), f"{competition}: another split"
+    return spec, read_board(private / "leaderboard.json"), round(build_s, 1)
+
+
+def places(
+    spec: Competition, score: float | None, board: list[LeaderboardEntry], before: Path | None
+) -> dict[str, Any]:
+    """`score`'s place on `board` and on the older board, and each board's strongest team."""
     best = strongest(board, spec.maximize)
+    row: dict[str, Any] = {"board_teams": len(board), "best_reference": best.team,
+                           "best_reference_score": best.private_score}  # fmt: skip
+    if score is None:
+        return row
+    place = standing(score, [e.private_score for e in board if e.private_score is not None], spec.scored_by)
+    row |= {"rank": place.rank, "teams": place.teams, "medal": place.medal}
+    if before is not None:
+        old = read_board(before / spec.id / "private" / "leaderboard.json")
+        old_best = strongest(old, spec.maximize)
+        was = standing(score, [e.private_score for e in old if e.private_score is not None], spec.scored_by)
+        row |= {
+            "before_teams": len(old), "before_best_reference": old_best.team,
+            "before_best_reference_score": old_best.private_score, "before_rank": was.rank, "before_medal": was.medal,
+        }  # fmt: skip
+    return row
+
+
+def measure(competition: str, budget: float, before: Path | None) -> dict[str, Any]:
+    """One competition: its board, one mission on it, and the mission's place on both boards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        spec, board, build_s = build_board(Path(tmp), competition, before)
+        report = run_mission(Path(tmp), competition, budget)
     row: dict[str, Any] = {
         "competition": competition, "metric": spec.metric, "maximize": spec.maximize, "budget": budget,
         "status": report["status"], "private_score": report["private_score"], "elapsed_s": report["elapsed_s"],
-        "rank": report["rank"], "teams": report["teams"], "medal": report["medal"],
-        "board_build_s": round(build_s, 1), "board_teams": len(board),
-        "best_reference": best.team, "best_reference_score": best.private_score,
+        "board_build_s": build_s,
     }  # fmt: skip
-    if before is not None and report["private_score"] is not None:
-        old = read_board(before / competition / "private" / "leaderboard.json")
-        old_best = strongest(old, spec.maximize)
-        place = standing(report["private_score"], [e.private_score for e in old if e.private_score is not None],
-                         spec.scored_by)  # fmt: skip
-        row |= {
-            "before_teams": len(old), "before_best_reference": old_best.team,
-            "before_best_reference_score": old_best.private_score, "before_rank": place.rank,
-            "before_medal": place.medal,
-        }  # fmt: skip
+    row |= places(spec, report["private_score"], board, before)
+    reported = (report["rank"], report["teams"], report["medal"])
+    assert reported == (row.get("rank"), row.get("teams"), row.get("medal")), (competition, reported, row)
     return row
+
+
+def rerank(row: dict[str, Any], before: Path | None) -> dict[str, Any]:
+    """A measured mission's score on a board built again by today's code (its build timed alone)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        spec, board, build_s = build_board(Path(tmp), row["competition"], before)
+    return {**row, "board_build_s": build_s, **places(spec, row["private_score"], board, before)}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -111,8 +136,17 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="a competitions folder an older AGENT-K materialised")
     parser.add_argument("--results", type=Path, help="append each row here; rows already there are not run again")
     parser.add_argument("--competitions", nargs="*", default=[c for c in BUILTINS])
+    parser.add_argument("--rerank", type=Path, help="no missions: rank the missions of --results on boards built "
+                        "again by today's code, writing the rows here")  # fmt: skip
     args = parser.parse_args()
     version = code_version()
+    if args.rerank:
+        assert args.results, "--rerank ranks the rows of --results"
+        measured = [json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]
+        reranked = [rerank(r, args.before) for r in measured if r["competition"] in args.competitions]
+        args.rerank.write_text("".join(json.dumps({**r, "boards_by": version}) + "\n" for r in reranked))
+        print(table(reranked))
+        return
     rows: list[dict[str, Any]] = []
     if args.results and args.results.exists():
         rows = [json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]

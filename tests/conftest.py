@@ -16,13 +16,15 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from agent_k.config import Settings
+from agent_k.config import OPENMP_SPIN, Settings
 from agent_k.mission.contract import PhaseContract
 from agent_k.mission.nodes import PhaseNode
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from tests.support import finished
 
+for _name, _value in OPENMP_SPIN.items():  # the boards these processes build, as the CLI builds them
+    os.environ.setdefault(_name, _value)
 pytest_plugins = ["tests.support.browser"]  # the `browser` fixture of the dashboard's tests
 
 POSTGRES_ENV = "AGENT_K_TEST_POSTGRES_URL"

@@ -109,7 +109,9 @@ def test_a_toy_metric_and_a_toy_platform_run_a_mission(
 
     store = Store.open(url)
     runner = MissionRunner(settings, store)  # the platform comes from its declaration, by the mission's name
-    spec = MissionSpec(mission_id="toy", criteria=Criteria(competition=competition), time_budget=30, platform="shelf")
+    spec = MissionSpec(
+        mission_id="toy", criteria=Criteria(competition=competition), time_budget=30, platform="shelf", stop_early=True
+    )
     runner.create(spec)
     result = asyncio.run(runner.run("toy"))
     assert result.success, result.detail

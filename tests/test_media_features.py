@@ -153,7 +153,7 @@ def test_a_mission_enters_an_image_competition_and_its_page_shows_the_files(
                     "--solution", str(tmp_path / "solution.csv"))  # fmt: skip
     assert added.returncode == 0, added.stderr
     # 45 s: at 30, on a slow machine beside the other test process, featurisation took 23 s and left no model time.
-    done = run_cli("run", "--competition", "cactus", "--time-budget", "45", "--json")
+    done = run_cli("run", "--competition", "cactus", "--time-budget", "45", "--json", "--stop-early")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["status"] == "succeeded" and result["private_score"] > 0.5, result

@@ -299,3 +299,26 @@ def test_reference_models_one_hot_an_id_like_column_into_a_bounded_width() -> No
     )
     width = make_preprocessor(frame, scale=True, one_hot=True).fit_transform(frame).shape[1]
     assert width == 1 + MAX_ONE_HOT_LEVELS + 3
+
+
+def test_a_built_in_board_older_references_built_is_rebuilt_and_its_submissions_stay(
+    platform: LocalPlatform, tmp_path: Path
+) -> None:
+    """A home from before boards trained on every row holds a bare list of 13 teams; its first use rebuilds it."""
+    file = perfect_submission(platform, "penguins", tmp_path / "perfect.csv")
+    submitted = asyncio.run(platform.submit("penguins", file, "before", "key-old"))
+    path = platform.root / "penguins" / "private" / "leaderboard.json"
+    current = json.loads(path.read_text())
+    old = [{k: v for k, v in team.items() if k in ("team", "public_score", "private_score")}
+           for team in current["teams"] if "lightgbm" not in team["team"]]  # fmt: skip
+    path.write_text(json.dumps(old))
+    board = asyncio.run(platform.leaderboard("penguins"))
+    rebuilt = json.loads(path.read_text())
+    assert rebuilt["version"] == current["version"] and all(t["build_s"] >= 0 for t in rebuilt["teams"])
+
+    def scores(teams: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
+        return {t["team"]: (t["train_rows"], t["public_score"], t["private_score"]) for t in teams}
+
+    assert scores(rebuilt["teams"]) == scores(current["teams"]), "the teams of a fresh build, as they scored there"
+    assert {e.team for e in board if e.reference} == {t["team"] for t in current["teams"]}
+    assert [s.id for s in asyncio.run(platform.list_submissions("penguins"))] == [submitted.id]

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 
 def _mission(competition: str, budget: int) -> dict[str, object]:
-    result = run_cli("run", "--competition", competition, "--time-budget", str(budget), "--json")
+    result = run_cli("run", "--competition", competition, "--time-budget", str(budget), "--json", "--stop-early")
     assert result.returncode == 0, result.stderr[-3000:]
     report: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["status"] == "succeeded", report

@@ -38,9 +38,11 @@ def main() -> None:
     exit code 2, like every input error of ours; `--help` and a bare group still print their help."""
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-    from agent_k.config import FILE_UMASK
+    from agent_k.config import FILE_UMASK, OPENMP_SPIN
 
     os.umask(FILE_UMASK)
+    for name, value in OPENMP_SPIN.items():
+        os.environ.setdefault(name, value)
     try:
         code = app(standalone_mode=False)
     except typer.Abort:

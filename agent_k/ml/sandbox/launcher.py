@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from agent_k.config import OPENMP_SPIN
 from agent_k.ml.sandbox import bwrap
 from agent_k.ml.sandbox.cgroups import CandidateGroups, available
 from agent_k.ml.sandbox.identity import sandbox_identity
@@ -49,9 +50,7 @@ def environment(home: str, threads: int) -> dict[str, str]:
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "OMP_NUM_THREADS": count,
-        # Waiting OpenMP threads spin briefly, then sleep: spinning long made a 2-thread LightGBM fit 10x slower
-        # beside busy processes, sleeping at once 10x slower on idle cores (benchmarks/thread_wait.py).
-        "GOMP_SPINCOUNT": "1000",
+        **OPENMP_SPIN,
         "OPENBLAS_NUM_THREADS": count,
         "MKL_NUM_THREADS": count,
     }

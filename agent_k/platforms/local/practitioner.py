@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,9 @@ PATIENCE = 100
 VALIDATION_SHARE = 0.1
 REFIT_GROWTH = 1.1
 """The rounds found on nine tenths of the rows, grown for the whole of them (the usual rule of thumb)."""
+ONE_THREAD_ROWS = 50_000
+"""Below this many rows a round is too short to share: more threads only wait on each other (and far longer on
+cores that other work keeps busy)."""
 
 
 def rounds_by_early_stopping(
@@ -85,12 +89,13 @@ class EarlyStoppedBoosting(BaseEstimator):  # type: ignore[misc]
         self.log_target = log_target
         self.l1 = l1
 
-    def _make(self, rounds: int) -> Any:
+    def _make(self, rounds: int, rows: int) -> Any:
         from lightgbm import LGBMClassifier, LGBMRegressor
 
+        threads = 1 if rows < ONE_THREAD_ROWS else os.cpu_count() or 1
         common: dict[str, Any] = {
-            "n_estimators": rounds, "learning_rate": LEARNING_RATE, "n_jobs": os.cpu_count() or 1,
-            "random_state": 0, "verbosity": -1,
+            "n_estimators": rounds, "learning_rate": LEARNING_RATE, "n_jobs": threads, "random_state": 0,
+            "verbosity": -1,
         }  # fmt: skip
         if self.regression:
             return LGBMRegressor(objective="l1" if self.l1 else "l2", **common)
@@ -106,14 +111,14 @@ class EarlyStoppedBoosting(BaseEstimator):  # type: ignore[misc]
         else:  # LightGBM learns class codes; the labels are ours to keep
             self.classes_, y = np.unique(y, return_inverse=True)
         self.rounds_ = rounds_by_early_stopping(
-            self._make,
+            partial(self._make, rows=len(y)),
             x,
             y,
             held_out(y, not self.regression) if order is None else latest(np.asarray(order, dtype=float)),
             list(self.categorical or []),
             classify=not self.regression,
         )
-        self.model_ = self._make(max(1, round(self.rounds_ * REFIT_GROWTH)))
+        self.model_ = self._make(max(1, round(self.rounds_ * REFIT_GROWTH)), len(y))
         self.model_.fit(x, y, categorical_feature=list(self.categorical or []) or "auto")
         return self
 
