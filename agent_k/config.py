@@ -21,6 +21,8 @@ MIN_TIME_BUDGET_S = 1.0
 MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
 """The shortest and the longest mission anyone may ask for, wherever they ask (CLI, API, AGENT_K_TIME_BUDGET)."""
 DEFAULT_TIME_BUDGET_S = 120.0
+SEARCH_PATIENCE = 6
+"""Generations without an improvement of at least 0.01% before the search counts as converged."""
 TimeBudget = Annotated[
     float,
     Field(ge=MIN_TIME_BUDGET_S, le=MAX_TIME_BUDGET_S, allow_inf_nan=False, description="seconds for the whole mission"),
@@ -62,6 +64,10 @@ class Settings(BaseSettings):
     database_url: str | None = None
     time_budget: TimeBudget = DEFAULT_TIME_BUDGET_S
     workers: int = Field(default=0, ge=0, description="parallel candidate evaluations; 0 means one per core")
+    patience: int = Field(
+        default=SEARCH_PATIENCE, ge=1, le=100, description="generations without a gain of 0.01% before the search "
+        "counts as converged: it then stops (--stop-early) or widens to spend the budget left",
+    )  # fmt: skip
     executor: str | None = Field(default=None, description="'local' or tcp://HOST:PORT of a Dask scheduler")
     candidate_memory_mb: int | None = Field(
         default=None, ge=256, description="cap per candidate (all its processes); default: sized from data and machine"

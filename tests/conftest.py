@@ -25,6 +25,9 @@ from tests.support import finished
 
 for _name, _value in OPENMP_SPIN.items():  # the boards these processes build, as the CLI builds them
     os.environ.setdefault(_name, _value)
+# Missions here count their search converged after 3 flat generations, not 6: what a test checks comes before the
+# plateau, and `--stop-early` then ends it sooner (tests of convergence itself pass the default).
+os.environ.setdefault("AGENT_K_PATIENCE", "3")
 pytest_plugins = ["tests.support.browser"]  # the `browser` fixture of the dashboard's tests
 
 POSTGRES_ENV = "AGENT_K_TEST_POSTGRES_URL"

@@ -142,7 +142,7 @@ def test_the_first_run_without_bubblewrap_under_umask_027_reports_each_missions_
     second, worse mission in the same home reports its own, lower place, not the team's best."""
     assert shutil.which("bwrap", path=str(Path(AGENT_K).parent)) is None
     env = {**os.environ}
-    args = ["run", "--competition", "penguins", "--time-budget", "15", "--json", "--stop-early"]
+    args = ["run", "--competition", "penguins", "--time-budget", "10", "--json", "--stop-early"]
     result, uids = _first_run([*args, "--mission-id", "e2e-1"], env)
     assert result.returncode == 0, result.stderr[-3000:]
     report = _last_json_line(result.stdout)
@@ -152,7 +152,7 @@ def test_the_first_run_without_bubblewrap_under_umask_027_reports_each_missions_
         assert isinstance(report[key], float), key
     assert report["leakage_suspects"] == []
     assert Path(str(report["submission_path"])).exists() and Path(str(report["solution_path"])).exists()
-    assert float(str(report["elapsed_s"])) <= 15 * 1.1
+    assert float(str(report["elapsed_s"])) <= 10 * 1.1
     identity = sandbox_identity()
     assert uids == {identity.uid if identity else os.getuid()}, "every candidate ran as the sandbox user"
 
@@ -185,7 +185,7 @@ def test_the_first_run_without_bubblewrap_under_umask_027_reports_each_missions_
     worse, _ = _first_run(["run", "--competition", "penguins", "--time-budget", "2", "--json"], env)
     assert worse.returncode == 0, worse.stderr[-3000:]
     prior = _last_json_line(worse.stdout)
-    assert str(prior["notes"][0]).startswith("submitted the training prior")  # type: ignore[index]
+    assert "the training prior" in str(prior["notes"]), prior  # for want of time before a model, or at the hard stop
     place = _standing_by_hand(board, float(str(prior["private_score"])), maximize=True)
     assert (prior["rank"], prior["teams"], prior["percentile"], prior["medal"]) == place
     assert int(str(prior["rank"])) > int(str(report["rank"])) and prior["medal"] is None
@@ -211,7 +211,7 @@ def test_kill_9_in_evolution_and_crashes_around_the_submit_resume_to_one_submiss
     the platform gets exactly one submission, which the last resume adopts."""
     store = Store.open(database_url)
     process = subprocess.Popen(
-        [AGENT_K, "run", "--competition", "penguins", "--time-budget", "30", "--mission-id", "killed", "--stop-early"],
+        [AGENT_K, "run", "--competition", "penguins", "--time-budget", "20", "--mission-id", "killed", "--stop-early"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=os.environ.copy(),

@@ -13,12 +13,13 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from agent_k.competition.research import CVScheme
+from agent_k.config import SEARCH_PATIENCE as PATIENCE
 from agent_k.mission.nodes.evolution import settle
 from agent_k.mission.state import EvolutionState
 from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.sandbox import Limits
-from agent_k.ml.search import PATIENCE, FeatureOptions, Scored, default_recipe, starting_recipe
+from agent_k.ml.search import FeatureOptions, Scored, default_recipe, starting_recipe
 from agent_k.ml.search.selection import MAX_SEEDS, feature_starters
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_files
@@ -102,16 +103,16 @@ def test_the_search_tries_encodings_early_and_seeds_the_best_once_widened() -> N
 def test_a_converged_search_stops_early_only_when_asked(stop_early: bool) -> None:
     evolution = EvolutionState()
     for generation in range(1, PATIENCE + 1):
-        settle(evolution, generation, improved=generation == 1, stop_early=stop_early)
+        settle(evolution, generation, improved=generation == 1, stop_early=stop_early, patience=PATIENCE)
     assert evolution.stop_reason is None and evolution.widened_at is None
-    settle(evolution, PATIENCE + 1, improved=False, stop_early=stop_early)
+    settle(evolution, PATIENCE + 1, improved=False, stop_early=stop_early, patience=PATIENCE)
     if stop_early:
         assert evolution.stop_reason == "converged"
         return
     assert evolution.stop_reason is None and evolution.widened_at == PATIENCE + 1
     rng = random.Random(1)
     for generation in range(PATIENCE + 2, 4 * PATIENCE):
-        settle(evolution, generation, improved=rng.random() < 0.1, stop_early=False)
+        settle(evolution, generation, improved=rng.random() < 0.1, stop_early=False, patience=PATIENCE)
     assert evolution.stop_reason is None, "a widened search runs until the budget ends"
 
 

@@ -31,7 +31,7 @@ from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import Step, StepError, run_step
 from agent_k.mission.state import EvolutionState, MissionResult
 from agent_k.ml.recipes import ModelFamily, Prior, Recipe
-from agent_k.ml.search import EXPLORE, PATIENCE, WIDE_EXPLORE, improved, propose
+from agent_k.ml.search import EXPLORE, WIDE_EXPLORE, improved, propose
 from agent_k.store.status import CandidateStatus, FailureReason
 
 GENERATION = Step(Phase.evolution, "generation", "breed and cross-validate one generation of candidates")
@@ -180,7 +180,7 @@ class EvolutionNode(PhaseNode):
         better = top is not None and top.cv is not None and improved(top.cv, evolution.best_score, competition)
         if top is not None and top.key != evolution.best_candidate_key:  # better CV, or equal CV and log loss
             evolution.best_score, evolution.best_candidate_key = top.cv, top.key
-        settle(evolution, generation, improved=better, stop_early=state.stop_early)
+        settle(evolution, generation, improved=better, stop_early=state.stop_early, patience=deps.settings.patience)
         if evolution.widened_at == generation:
             message = "the search converged; widening it (more exploration, seeds of the best) for the budget left"
             await self.emit(ctx, Log(message=message))
@@ -197,11 +197,11 @@ class EvolutionNode(PhaseNode):
         )
 
 
-def settle(evolution: EvolutionState, generation: int, *, improved: bool, stop_early: bool) -> None:
-    """Count a generation without improvement; at PATIENCE of them the search has converged. It then stops
+def settle(evolution: EvolutionState, generation: int, *, improved: bool, stop_early: bool, patience: int) -> None:
+    """Count a generation without improvement; at `patience` of them the search has converged. It then stops
     (with `--stop-early`), or is widened once, to explore more and seed the best recipe until the budget ends."""
     evolution.no_improvement = 0 if improved else evolution.no_improvement + 1
-    if evolution.no_improvement < PATIENCE or evolution.widened_at is not None:
+    if evolution.no_improvement < patience or evolution.widened_at is not None:
         return
     if stop_early:
         evolution.stop_reason = "converged"

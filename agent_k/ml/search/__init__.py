@@ -3,7 +3,6 @@
 from agent_k.ml.search.operators import FeatureOptions, crossover, mutate
 from agent_k.ml.search.selection import (
     EXPLORE,
-    PATIENCE,
     WIDE_EXPLORE,
     Proposal,
     Scored,
@@ -29,7 +28,6 @@ from agent_k.ml.search.space import (
 __all__ = [
     "DEFAULTS",
     "EXPLORE",
-    "PATIENCE",
     "SPACE",
     "WIDE_EXPLORE",
     "Choice",

@@ -24,8 +24,6 @@ PORTFOLIO_SIZE = 8
 """Configurations of the learned start portfolio a search tries before breeding from its elites."""
 CROSSOVER_RATE = 0.3
 MIN_IMPROVEMENT = 1e-4
-PATIENCE = 6
-"""Generations without an improvement of at least MIN_IMPROVEMENT (relative) before we call it converged."""
 EXPLORE = 0.25
 """Share of a stagnating generation given to fresh random points of an elite's family."""
 WIDE_EXPLORE = 0.5
