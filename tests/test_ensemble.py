@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,11 +42,23 @@ CV = CVScheme(kind="stratified_kfold", n_folds=3)
 LIMITS = Limits(timeout_s=120)
 
 
-def _members(data: CompetitionData, tmp_path: Path, families: list[ModelFamily]) -> dict[str, OutOfFold]:
+FAMILIES = [ModelFamily.linear, ModelFamily.random_forest, ModelFamily.hist_gradient_boosting]
+
+
+@dataclass
+class Members:
+    """Three families' default recipes evaluated on one competition: their out-of-fold predictions and folders."""
+
+    data: CompetitionData
+    folder: Path
+    pool: dict[str, OutOfFold]
+
+
+def _members(data: CompetitionData, folder: Path, families: list[ModelFamily]) -> dict[str, OutOfFold]:
     pool = {}
     for family in families:
         recipe = default_recipe(family)
-        result = asyncio.run(evaluate(recipe, data, CV, tmp_path / recipe.key, LIMITS))
+        result = asyncio.run(evaluate(recipe, data, CV, folder / recipe.key, LIMITS))
         assert result.status == "succeeded", result.error
         assert result.oof_path is not None
         pool[recipe.key] = check_oof(data, pd.read_csv(result.oof_path))  # our own template's file
@@ -59,15 +74,32 @@ def _members(data: CompetitionData, tmp_path: Path, families: list[ModelFamily])
     return pool
 
 
+@pytest.fixture(scope="module")
+def members(tmp_path_factory: pytest.TempPathFactory, competition_cache: Path) -> Callable[[str], Members]:
+    """The three members on a competition, evaluated once for the module's blend and stack tests (they only read
+    the members' files)."""
+    made: dict[str, Members] = {}
+
+    def of(competition: str) -> Members:
+        if competition not in made:
+            folder = tmp_path_factory.mktemp(f"members-{competition}")
+            shutil.copytree(competition_cache / competition, folder / "competitions" / competition)
+            spec = LocalPlatform(folder / "competitions").ensure(competition)
+            data = CompetitionData.load(spec, folder / "competitions" / competition / "public")
+            made[competition] = Members(data, folder, _members(data, folder, FAMILIES))
+        return made[competition]
+
+    return of
+
+
 @pytest.mark.parametrize("competition", ["wine", "titanic", "diabetes"])
 def test_a_blend_script_reproduces_the_blended_out_of_fold_predictions(
-    home: Path, tmp_path: Path, competition: str
+    members: Callable[[str], Members], tmp_path: Path, competition: str
 ) -> None:
     """The blend's CV is computed from its members' predictions; running the blend itself must agree."""
-    spec = LocalPlatform(home / "competitions").ensure(competition)
-    data = CompetitionData.load(spec, home / "competitions" / competition / "public")
-    families = [ModelFamily.linear, ModelFamily.random_forest, ModelFamily.hist_gradient_boosting]
-    pool = _members(data, tmp_path, families)
+    made_members = members(competition)
+    data, pool, families = made_members.data, made_members.pool, FAMILIES
+    spec = data.spec
     singles = {key: float(np.mean(fold_scores(data, oof))) for key, oof in pool.items()}
     ordered = dict(sorted(pool.items(), key=lambda kv: singles[kv[0]], reverse=spec.maximize))
 
@@ -84,7 +116,10 @@ def test_a_blend_script_reproduces_the_blended_out_of_fold_predictions(
     assert result.fold_scores == pytest.approx(blend.fold_scores, rel=1e-3, abs=1e-3)
 
     # Made from the members' test predictions, no model fitted: the very files the blend's own script writes.
-    tests = {key: check_test_predictions(data, pd.read_csv(tmp_path / key / "test_predictions.csv")) for key in pool}
+    tests = {
+        key: check_test_predictions(data, pd.read_csv(made_members.folder / key / "test_predictions.csv"))
+        for key in pool
+    }
     made = write_blend(ensemble, blend, data, CV, tests, tmp_path / "made")
     assert made.cv_mean == blend.cv_mean and made.submission_path is not None
     assert (tmp_path / "made" / "solution.py").read_text() == (tmp_path / "blend" / "solution.py").read_text()
@@ -99,13 +134,13 @@ def test_a_blend_script_reproduces_the_blended_out_of_fold_predictions(
 
 
 @pytest.mark.parametrize("competition", ["wine", "titanic", "diabetes"])
-def test_a_stack_script_reproduces_the_stacked_test_predictions(home: Path, tmp_path: Path, competition: str) -> None:
+def test_a_stack_script_reproduces_the_stacked_test_predictions(
+    members: Callable[[str], Members], tmp_path: Path, competition: str
+) -> None:
     """A stacker fitted on the members' out-of-fold predictions (nested for its CV) mixes their test predictions;
     the stack's own script, holding the stacker's coefficients, writes the same test predictions."""
-    spec = LocalPlatform(home / "competitions").ensure(competition)
-    data = CompetitionData.load(spec, home / "competitions" / competition / "public")
-    families = [ModelFamily.linear, ModelFamily.random_forest, ModelFamily.hist_gradient_boosting]
-    pool = _members(data, tmp_path, families)
+    made_members = members(competition)
+    data, pool, families = made_members.data, made_members.pool, FAMILIES
     made = stack(data, pool)
     assert made is not None
     stacker, oof, scores = made
@@ -114,7 +149,10 @@ def test_a_stack_script_reproduces_the_stacked_test_predictions(home: Path, tmp_
     ensemble = Ensemble(members=tuple(by_key[k] for k in pool), weights=(1.0,) * 3, stacker=stacker)
     assert load_solution(ensemble.model_dump_json()) == ensemble
     blend = Blend(tuple(pool), (1.0,) * 3, scores, oof, stacker)
-    tests = {key: check_test_predictions(data, pd.read_csv(tmp_path / key / "test_predictions.csv")) for key in pool}
+    tests = {
+        key: check_test_predictions(data, pd.read_csv(made_members.folder / key / "test_predictions.csv"))
+        for key in pool
+    }
     made_files = write_blend(ensemble, blend, data, CV, tests, tmp_path / "made")
     assert made_files.cv_mean == pytest.approx(float(np.mean(scores)))
     ran = asyncio.run(evaluate(ensemble, data, CV, tmp_path / "ran", LIMITS))

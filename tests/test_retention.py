@@ -1,5 +1,5 @@
 """Retention (docs/architecture.md, "Retention"): `agent-k gc` on a home of 20 finished missions (the run's shared
-real 45 s one, copied whole 20 times), then every one of them opened through a real `agent-k serve` (two through
+real one, copied whole 20 times), then every one of them opened through a real `agent-k serve` (two through
 `agent-k missions show` too); forks made before and after the collection still run; a worker with
 AGENT_K_RETENTION collects by itself."""
 
@@ -82,8 +82,8 @@ def _run(settings: Settings, store: Store, mission_id: str, runner: MissionRunne
 
 @pytest.fixture(scope="module")
 def missions(settings: Settings, store: Store, finished_mission: FinishedMission) -> list[str]:
-    """20 finished missions (copies of a real one that spent its whole 45 s: a few dozen candidates, what a real
-    mission's folder holds), ended eight days ago, and one fork of the first (queued, not run yet)."""
+    """20 finished missions (copies of a real one: a few dozen candidates, what a real mission's folder holds),
+    ended eight days ago, and one fork of the first (queued, not run yet)."""
     original = "m-penguins"
     finished_mission.copy_into(store, settings.missions_dir, original)
     names = [original]

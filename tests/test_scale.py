@@ -1,4 +1,4 @@
-"""Real sizes: a 200k-row mission within its budget, the Parquet tables candidates read, memory sized from the
+"""Real sizes: a 100k-row mission within its budget, the Parquet tables candidates read, memory sized from the
 data and the machine, and a candidate that runs out of memory named as such and its family avoided."""
 
 from __future__ import annotations
@@ -24,27 +24,26 @@ from agent_k.store.repository import Store
 from tests.conftest import run_cli
 from tests.support.builtins import boardless_builtin
 
-BIG = "synthetic-200000"
+BIG = "synthetic-100000"
 
 
 @pytest.fixture(scope="session")
 def big_competition(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 200k-row synthetic competition, without the board its reference teams would take minutes to build."""
+    """A 100k-row synthetic competition, without the board its reference teams would take a minute to build."""
     return boardless_builtin(BIG, tmp_path_factory.mktemp("big-competition"))
 
 
 @pytest.mark.slow
-def test_a_200k_row_mission_succeeds_within_a_120_s_budget(home: Path, big_competition: Path) -> None:
-    """Prototype's three full cross-validations on 150,000 rows take about 20 s alone; on a machine busy with other
-    tests, Research, the prior and the linear model took 35 s of a 75 s budget, and the first LightGBM ended its
-    rounds with the time at 70 s, too late to be read by the hard stop. At 120 s Evolution still gets its turn
-    there; `--stop-early` ends it at convergence on an idle machine."""
+def test_a_100k_row_mission_succeeds_within_a_60_s_budget(home: Path, big_competition: Path) -> None:
+    """75,000 training rows, past the 20,000 where costly candidates are screened on a sample: Prototype's three
+    full cross-validations take about 10 s alone, twice that beside the other test process, which leaves Evolution
+    its turn in 60 s (at 200,000 rows that took 120 s; `benchmarks/scale.py` runs up to a million)."""
     shutil.copytree(big_competition, home / "competitions" / BIG)
-    arguments = ("--time-budget", "120", "--stop-early", "--mission-id", "big", "--json")
+    arguments = ("--time-budget", "60", "--stop-early", "--mission-id", "big", "--json")
     result = run_cli("run", "--competition", BIG, *arguments)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["status"] == "succeeded" and report["elapsed_s"] <= 132, report
+    assert report["status"] == "succeeded" and report["elapsed_s"] <= 66, report
     assert report["public_score"] > 0.9  # AUC: the data has signal, and the mission found it
 
     store = Store.open(f"sqlite:///{home / 'agent_k.db'}")
@@ -54,7 +53,7 @@ def test_a_200k_row_mission_succeeds_within_a_120_s_budget(home: Path, big_compe
     assert len(evaluated) >= 5, [(p["recipe"], p["status"], p["error"]) for p in evaluated]
     sampled = [p for p in evaluated if p["fidelity"] < 1]
     assert sampled and all(p["cv_score"] is None for p in sampled)  # a sample's score is never compared
-    assert any("150,000 rows" in p["message"] for t, p in events if t == "research.finding")
+    assert any("75,000 rows" in p["message"] for t, p in events if t == "research.finding")
     assert has_tables(home / "missions" / "big" / "data")
 
 

@@ -17,7 +17,8 @@ from tests.support.homes import copy_mission
 MISSION_ID = "finished"
 COMPETITION = "penguins"
 BUDGET_S = 45
-"""Its whole budget, as a real mission spends it: the few dozen candidates, blends and pick its folder holds."""
+"""A real mission's budget; it ends at convergence (`--stop-early`), with the few dozen candidates, the blends and
+the pick a real mission's folder holds."""
 FIXTURE = "finished_mission"
 
 
@@ -49,7 +50,8 @@ def start(root: Path, agent_k: str) -> None:
         return
     env = {**os.environ, "AGENT_K_HOME": str(folder / "home")}
     env.pop("AGENT_K_DATABASE_URL", None)
-    args = ["run", "--competition", COMPETITION, "--time-budget", str(BUDGET_S), "--mission-id", MISSION_ID]
+    args = ["run", "--competition", COMPETITION, "--time-budget", str(BUDGET_S), "--mission-id", MISSION_ID,
+            "--stop-early"]  # fmt: skip
     with (folder / "stderr").open("w") as log:
         subprocess.Popen(
             ["/bin/sh", "-c", '"$0" "$@"; echo $? > exit.partial && mv exit.partial exit', agent_k, *args],
