@@ -68,8 +68,7 @@ def held_out(y: np.ndarray, classify: bool, seed: int = 0) -> np.ndarray:
     rows = np.arange(len(y))
     if len(rows) < 20:
         return np.zeros(len(y), dtype=bool)
-    _, counts = np.unique(y, return_counts=True) if classify else (None, np.array([2]))
-    stratify = y if classify and counts.min() >= 2 else None
+    stratify = y if classify and np.unique(y, return_counts=True)[1].min() >= 2 else None
     _, valid_rows = train_test_split(rows, test_size=VALIDATION_SHARE, random_state=seed, stratify=stratify)
     mask = np.zeros(len(y), dtype=bool)
     mask[valid_rows] = True
@@ -129,9 +128,8 @@ class EarlyStoppedBoosting(BaseEstimator):  # type: ignore[misc]
         return np.expm1(predicted) if self.log_target else predicted
 
     def predict_proba(self, x: Any) -> np.ndarray:
-        """One column per class of `classes_` (a class the whole fit never saw apart: a single one, all ones)."""
-        proba = np.asarray(self.model_.predict_proba(np.asarray(x, dtype=float)))
-        return proba if proba.shape[1] == len(self.classes_) else np.ones((len(proba), len(self.classes_)))
+        """One column per class, in the order of `classes_`."""
+        return np.asarray(self.model_.predict_proba(np.asarray(x, dtype=float)))
 
 
 def boosting(spec: Competition, frame: pd.DataFrame) -> Callable[[], Any]:
