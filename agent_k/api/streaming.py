@@ -70,7 +70,11 @@ async def follow(feeds: EventFeeds, store: Store, mission_id: str, after: int) -
             yield event
         mission = await run_in_threadpool(store.get_mission, mission_id)
         if mission is None or (mission.status in TERMINAL and mission.lease_owner is None):
-            return  # it has ended, at the last event replayed (or before `after`)
+            # It has ended, maybe since the replay: its ending's events are written before its row, so one more
+            # replay holds them all.
+            async for event in replay():
+                yield event
+            return
         # Not ended, yet replayed up to a terminal event (`settling`): a runner is about to record that ending
         # in the row (a moment), or the mission was resumed since. The row says which, or the resumed run's
         # events come.
@@ -87,6 +91,8 @@ async def follow(feeds: EventFeeds, store: Store, mission_id: str, after: int) -
             except TimeoutError:
                 mission = await run_in_threadpool(store.get_mission, mission_id)
                 if mission is None or mission.status in TERMINAL:
+                    async for event in replay():
+                        yield event
                     return
                 continue
             events = cursor.take(rows)
