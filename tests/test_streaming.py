@@ -7,9 +7,9 @@ import json
 
 from agent_k.api.feeds import EventFeeds
 from agent_k.api.streaming import follow
+from agent_k.store.models import MissionRow, utcnow
 from agent_k.store.repository import Store
 from agent_k.store.status import MissionStatus
-from agent_k.store.models import MissionRow, utcnow
 
 
 class _EndsOnFirstLook(Store):

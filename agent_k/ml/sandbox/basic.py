@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import sys
 from pathlib import Path
 
 from agent_k.ml.sandbox import bwrap
@@ -66,12 +68,15 @@ def rootfs(*, script: Path | None, data: Path, disk_bytes: int, identity: Identi
     """The root a root launcher builds: what bubblewrap binds, the supervisor and the script copied in."""
     binds = [(path, path) for path in bwrap.SYSTEM if os.path.lexists(path)]
     binds += [(root, root) for root in bwrap.python_roots()]
+    unreadable = [Path(path) for path, _ in unreadable_roots()]
+    owned = [root for root in bwrap.python_roots() if any(path.is_relative_to(root) for path in unreadable)]
     files = [(str(bwrap.SUPERVISOR_SOURCE), bwrap.SUPERVISOR)]
     if script is not None:
         files.append((str(script), f"{bwrap.WORK}/solution.py"))
     return {
         "root": bwrap.STAGE,
         "binds": binds,
+        "owned": owned,
         "files": files,
         "data": str(data),
         "work_bytes": disk_bytes,
@@ -80,6 +85,18 @@ def rootfs(*, script: Path | None, data: Path, disk_bytes: int, identity: Identi
         "uid": identity.uid,
         "gid": identity.gid,
     }
+
+
+def unreadable_roots() -> list[tuple[str, int]]:
+    """The Python environment's folders (and its interpreter) that others cannot read, with their modes: a venv
+    made under umask 027 is its owner's alone. The basic sandbox binds them idmapped, as the sandbox user's own."""
+    readable = stat.S_IROTH | stat.S_IXOTH  # folders to enter and list, the interpreter to run
+    found = []
+    for root in [*bwrap.python_roots(), str(Path(sys.executable).resolve())]:
+        mode = Path(root).stat().st_mode
+        if mode & readable != readable:
+            found.append((root, stat.S_IMODE(mode)))
+    return found
 
 
 def cleanup(workdir: Path) -> None:

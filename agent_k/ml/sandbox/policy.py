@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -121,27 +120,29 @@ def basic_problem(user: str | None = None) -> str | None:
     making its namespaces and root and dropping to the sandbox user; otherwise it always can."""
     if os.geteuid() != 0:
         return None
-    return _verdicts.get("basic", user, lambda: _user_problem(user), lambda: _probe_basic(user))
+    return _verdicts.get("basic", user, lambda: _identity_problem(user), lambda: _probe_basic(user))
 
 
-def _user_problem(user: str | None) -> str | None:
-    """What keeps the sandbox user from running candidates at all: it cannot be used, or cannot read the Python
-    environment (the sandbox binds it as it is: a venv made under umask 027 is its owner's alone)."""
+def _identity_problem(user: str | None) -> str | None:
+    """What keeps the sandbox user from running candidates at all."""
     try:
-        identity = sandbox_identity(user)
+        sandbox_identity(user)
     except SandboxUserError as exc:
         return str(exc)
-    if identity is None:
-        return None
-    readable = stat.S_IROTH | stat.S_IXOTH  # folders to enter and list, the interpreter to run
-    for root in [*bwrap.python_roots(), str(Path(sys.executable).resolve())]:
-        mode = Path(root).stat().st_mode
-        if mode & readable != readable:
-            return (
-                f"candidates run as {identity.name}, who cannot read {root} (mode {stat.S_IMODE(mode):04o}): "
-                f"make the Python environment readable to others (chmod -R o+rX {root})"
-            )
     return None
+
+
+def _unreadable_problem(user: str | None) -> str | None:
+    """Bubblewrap binds the Python environment as it is: the sandbox user must be able to read it."""
+    identity = sandbox_identity(user)
+    unreadable = basic.unreadable_roots() if identity else []
+    if identity is None or not unreadable:
+        return None
+    root, mode = unreadable[0]
+    return (
+        f"candidates run as {identity.name}, who cannot read {root} (mode {mode:04o}): "
+        f"make the Python environment readable to others (chmod -R o+rX {root})"
+    )
 
 
 def _bwrap_missing(user: str | None) -> str | None:
@@ -154,7 +155,7 @@ def _bwrap_missing(user: str | None) -> str | None:
         filter_bpf()
     except SeccompUnavailable as exc:
         return str(exc)
-    return _user_problem(user)
+    return _identity_problem(user) or _unreadable_problem(user)
 
 
 def _probe_bwrap(user: str | None) -> str | None:
@@ -187,9 +188,10 @@ def _probe_basic(user: str | None) -> str | None:
             user=identity.launcher_arg(), rootfs=rootfs, seccomp=launch.fds[0] if launch.fds else None,
         )  # fmt: skip
         said = _probe(argv, launch)
-    if said is not None:
-        return f"the basic sandbox cannot run candidates as {identity.name} here ({said})"
-    return None
+    if said is None:
+        return None
+    unreadable = "".join(f"; {root} is its owner's alone (mode {mode:04o})" for root, mode in basic.unreadable_roots())
+    return f"the basic sandbox cannot run candidates as {identity.name} here ({said}){unreadable}"
 
 
 def _probe(argv: list[str], launch: bwrap.Launch) -> str | None:
