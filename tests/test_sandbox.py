@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import shutil
-import stat
 import tempfile
 import time
 import uuid
@@ -378,48 +377,3 @@ def test_a_bubblewrap_that_fails_to_start_is_tried_again_per_candidate(tmp_path:
     assert not insisted.ok and insisted.failure_reason() == (
         "the bwrap sandbox did not start: bwrap: Creating new namespace failed: Resource temporarily unavailable"
     )
-
-
-def test_an_environment_only_its_owner_reads_is_the_sandbox_users_own_in_the_basic_sandbox(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A venv made by root under umask 027 is root's alone (folders 0750, files 0640). The basic sandbox binds it
-    idmapped, so that its candidates, as the sandbox user, read it and cannot write it; bubblewrap, which binds it
-    as it is, is refused saying which folder and what to do instead of a bare EACCES."""
-    if os.geteuid() != 0:
-        pytest.skip("only a root runner's candidates run as another account")
-    from agent_k.ml.sandbox.identity import sandbox_identity
-    from agent_k.ml.sandbox.policy import basic_problem
-
-    private = tmp_path / "venv"
-    (private / "lib").mkdir(parents=True)
-    (private / "lib" / "module.py").write_text("ANSWER = 42\n")
-    for path, mode in [(private, 0o750), (private / "lib", 0o750), (private / "lib" / "module.py", 0o640)]:
-        path.chmod(mode)
-    roots = bwrap.python_roots()
-    monkeypatch.setattr(bwrap, "python_roots", lambda: [*roots, str(private)])
-    assert basic_problem("65533") is None  # an account of its own: the verdict is kept per sandbox user
-    result, _ = run_script(
-        tmp_path / "run",
-        f"""
-        import os, sys
-        sys.path.insert(0, {str(private / "lib")!r})
-        import module
-        print("READ", module.ANSWER, "AS", os.getuid())
-        try:
-            open({str(private / "lib" / "written")!r}, "w")
-        except OSError as exc:
-            print("WRITE", type(exc).__name__)
-        """,
-        "basic",
-    )
-    assert result.ok, result.stderr_tail
-    identity = sandbox_identity(None)
-    assert identity is not None and f"READ 42 AS {identity.uid}" in result.stdout_tail
-    assert "WRITE OSError" in result.stdout_tail and not (private / "lib" / "written").exists()
-    assert sorted(p.name for p in private.rglob("*")) == ["lib", "module.py"], "nothing was written to it"
-    assert (private.stat().st_uid, stat.S_IMODE((private / "lib" / "module.py").stat().st_mode)) == (0, 0o640)
-    if shutil.which("bwrap") is not None:
-        problem = bwrap_problem("65532")
-        assert problem is not None and f"cannot read {private} (mode 0750)" in problem
-        assert f"chmod -R o+rX {private}" in problem
