@@ -66,10 +66,10 @@ def command(
 
 def rootfs(*, script: Path | None, data: Path, disk_bytes: int, identity: Identity) -> dict[str, object]:
     """The root a root launcher builds: what bubblewrap binds, the supervisor and the script copied in."""
-    binds = [(path, path) for path in bwrap.SYSTEM if os.path.lexists(path)]
-    binds += [(root, root) for root in bwrap.python_roots()]
+    roots = bwrap.python_roots()
+    binds = [(path, path) for path in bwrap.SYSTEM if os.path.lexists(path)] + [(root, root) for root in roots]
     unreadable = [Path(path) for path, _ in unreadable_roots()]
-    owned = [root for root in bwrap.python_roots() if any(path.is_relative_to(root) for path in unreadable)]
+    owned = [root for root in roots if any(path.is_relative_to(root) for path in unreadable)]
     files = [(str(bwrap.SUPERVISOR_SOURCE), bwrap.SUPERVISOR)]
     if script is not None:
         files.append((str(script), f"{bwrap.WORK}/solution.py"))

@@ -135,7 +135,7 @@ def _identity_problem(user: str | None) -> str | None:
 def _unreadable_problem(user: str | None) -> str | None:
     """Bubblewrap binds the Python environment as it is: the sandbox user must be able to read it."""
     identity = sandbox_identity(user)
-    unreadable = basic.unreadable_roots() if identity else []
+    unreadable = basic.unreadable_roots()
     if identity is None or not unreadable:
         return None
     root, mode = unreadable[0]
