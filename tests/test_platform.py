@@ -153,6 +153,18 @@ def test_every_reference_team_trains_on_every_training_row(tmp_path: Path) -> No
     assert boosting < 0.7 * ridge, "the practitioner's entry learns the square a linear model cannot"
 
 
+def test_the_practitioners_boosting_answers_one_column_per_class_it_was_trained_on() -> None:
+    """A multi-label column can be constant in training: LightGBM then still answers two columns, and the entry
+    must give the one class every row, as a probability table of its own classes."""
+    from agent_k.platforms.local.practitioner import EarlyStoppedBoosting
+
+    x = np.random.default_rng(0).normal(size=(60, 3))
+    for labels in (np.zeros(60, dtype=int), np.arange(60) % 3):
+        model = EarlyStoppedBoosting(regression=False).fit(x, labels)
+        proba = model.predict_proba(x[:5])
+        assert proba.shape == (5, len(np.unique(labels))) and np.allclose(proba.sum(axis=1), 1.0)
+
+
 def test_medal_thresholds_name_each_place_score_and_team() -> None:
     board = [LeaderboardEntry(team=f"t{i}", public_score=None, private_score=i / 20) for i in range(20)]
     thresholds = medal_thresholds(board, metric_named("auc"))

@@ -128,8 +128,10 @@ class EarlyStoppedBoosting(BaseEstimator):  # type: ignore[misc]
         return np.expm1(predicted) if self.log_target else predicted
 
     def predict_proba(self, x: Any) -> np.ndarray:
-        """One column per class, in the order of `classes_`."""
-        return np.asarray(self.model_.predict_proba(np.asarray(x, dtype=float)))
+        """One column per class of `classes_`. Trained on a single class (a multi-label column that is constant in
+        training), LightGBM still answers two columns: the one class then has every row."""
+        proba = np.asarray(self.model_.predict_proba(np.asarray(x, dtype=float)))
+        return proba if proba.shape[1] == len(self.classes_) else np.ones((len(proba), len(self.classes_)))
 
 
 def boosting(spec: Competition, frame: pd.DataFrame) -> Callable[[], Any]:
