@@ -28,6 +28,10 @@ for _name, _value in OPENMP_SPIN.items():  # the boards these processes build, a
 # Missions here count their search converged after 3 flat generations, not 6: what a test checks comes before the
 # plateau, and `--stop-early` then ends it sooner (tests of convergence itself pass the default).
 os.environ.setdefault("AGENT_K_PATIENCE", "3")
+# A mission these processes start evaluates one candidate at a time: two test processes already keep the two cores
+# busy, so a second evaluation per mission only contends with the other process's work (and starts a second warm
+# worker). Tests of parallel evaluation name their own count.
+os.environ.setdefault("AGENT_K_WORKERS", "1")
 pytest_plugins = ["tests.support.browser"]  # the `browser` fixture of the dashboard's tests
 
 POSTGRES_ENV = "AGENT_K_TEST_POSTGRES_URL"

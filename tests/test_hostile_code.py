@@ -73,7 +73,7 @@ def test_a_column_name_carrying_code_stays_a_name(home: Path, tmp_path: Path) ->
     settings = _settings(home, tmp_path)
     store = Store.open(settings.database_url)
     runner = MissionRunner(settings, store, platform)
-    spec = MissionSpec(mission_id="columns", criteria=Criteria(competition="entities"), time_budget=30, stop_early=True)
+    spec = MissionSpec(mission_id="columns", criteria=Criteria(competition="entities"), time_budget=15, stop_early=True)
     runner.create(spec)
     try:
         result = asyncio.run(runner.run("columns"))

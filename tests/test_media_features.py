@@ -64,13 +64,15 @@ def test_unreadable_files_are_reported_and_skipped_and_copies_found(home: Path, 
 @pytest.mark.slow
 def test_a_kill_during_featurisation_resumes_without_redoing_finished_chunks(home: Path, tmp_path: Path) -> None:
     """600 images are two chunks (450 training, 150 test rows): killed (-9) once one is done, the resumed mission
-    keeps it."""
+    keeps it and featurises the other. 40 s: at 20, on a loaded machine, the first chunk alone took 18 s and the
+    resumed mission had no time left to featurise the second."""
     aerial_cactus_identification(tmp_path / "cactus", np.random.default_rng(9), files=600)
     LocalPlatform(home / "competitions").add("cactus", from_folder(tmp_path / "cactus", "cactus", [], solution=None),
                                              metric="auc")  # fmt: skip
     features = home / "missions" / "cactus-killed" / "features"
     process = subprocess.Popen(
-        [AGENT_K, "run", "--competition", "cactus", "--time-budget", "20", "--mission-id", "cactus-killed"],
+        [AGENT_K, "run", "--competition", "cactus", "--time-budget", "40", "--mission-id", "cactus-killed",
+         "--stop-early"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy(),
     )  # fmt: skip
     try:
@@ -153,7 +155,9 @@ def test_a_mission_enters_an_image_competition_and_its_page_shows_the_files(
                     "--solution", str(tmp_path / "solution.csv"))  # fmt: skip
     assert added.returncode == 0, added.stderr
     # 45 s: at 30, on a slow machine beside the other test process, featurisation took 23 s and left no model time.
-    done = run_cli("run", "--competition", "cactus", "--time-budget", "45", "--json", "--stop-early")
+    done = run_cli(
+        "run", "--competition", "cactus", "--time-budget", "45", "--json", "--stop-early", env={"AGENT_K_WORKERS": "2"}
+    )  # featurisation in two processes, as it was timed
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["status"] == "succeeded" and result["private_score"] > 0.5, result
