@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from pydantic_graph import End
 
@@ -26,6 +28,7 @@ from agent_k.ml.recipes import ModelFamily, Recipe
 from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.user_files import from_files
 from agent_k.store.repository import Store
 from tests.conftest import contract_for
 
@@ -194,4 +197,32 @@ def test_a_mission_succeeds_when_some_candidates_fail(home: Path, tmp_path: Path
     assert state["evolution_state"]["failed"] >= 2
     best = candidates[state["evolution_state"]["best_candidate_key"]]
     assert best.status == "succeeded" and "linear" not in best.recipe and "extra_trees" not in best.recipe
+    store.close()
+
+
+def test_a_perfect_cv_ends_a_search_that_stops_early(home: Path, tmp_path: Path) -> None:
+    """A target a threshold on one column decides: the prototype's CV is already the best AUC there is, so no
+    generation is bred after it."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.uniform(size=600), "noise": rng.normal(size=600)})
+    frame["y"] = (frame["x"] > 0.5).astype(int)
+    frame.to_csv(tmp_path / "threshold.csv", index=False)
+    tables = from_files(tmp_path / "threshold.csv", ["y"], id_column=None, test=None, solution=None)
+    LocalPlatform(home / "competitions").add("threshold", tables, metric="auc")
+    url = f"sqlite:///{tmp_path / 'perfect.db'}"  # about the search, not storage: one database is enough
+    store = Store.open(url)
+    runner = _runner(Settings(home=home, database_url=url), store)
+    spec = MissionSpec(
+        mission_id="perfect", criteria=Criteria(competition="threshold"), time_budget=60, stop_early=True
+    )
+    runner.create(spec)
+    result = asyncio.run(runner.run("perfect"))
+    assert result.success, result.detail
+    row = store.get_mission("perfect")
+    assert row is not None and row.result is not None
+    evolution = json.loads(row.result)["state"]["evolution_state"]
+    assert evolution["best_score"] == 1.0 and evolution["stop_reason"] == "converged"
+    assert evolution["generation"] == 0, "nothing was bred once the CV could not improve"
+    logs = [e.payload for e in store.events_after("perfect") if e.type == "log"]
+    assert any("is the best auc there is" in str(payload) for payload in logs), logs
     store.close()

@@ -61,6 +61,9 @@ class Metric:
     """More classes than this and a classification target is refused."""
     kaggle: tuple[str, ...] = ()
     """How Kaggle's `evaluationMetric` prose names it (matched as lower-case substrings, the longest winning)."""
+    perfect: float | None = None
+    """The best score there is (1 for AUC, 0 for an error), if the metric has one: a search whose CV reaches it
+    has nothing left to improve."""
 
     @property
     def regression(self) -> bool:
@@ -75,6 +78,9 @@ class Metric:
     def better(self, a: float, b: float) -> bool:
         """True when score `a` beats score `b`."""
         return a > b if self.maximize else a < b
+
+    def is_perfect(self, score: float | None) -> bool:
+        return self.perfect is not None and score is not None and math.isclose(score, self.perfect, abs_tol=1e-12)
 
     def rank_key(self, score: float | None) -> float:
         """A sort key that puts the best score first and a missing one last."""

@@ -8,32 +8,32 @@ from agent_k.competition import measures
 from agent_k.competition.kinds import TaskType
 from agent_k.competition.metric import Metric
 
-_error = partial(Metric, scored_on="values", usual_task=TaskType.regression, maximize=False)
-_labels = partial(Metric, scored_on="labels", usual_task=TaskType.multiclass, maximize=True)
+_error = partial(Metric, scored_on="values", usual_task=TaskType.regression, maximize=False, perfect=0.0)
+_labels = partial(Metric, scored_on="labels", usual_task=TaskType.multiclass, maximize=True, perfect=1.0)
 
 BUILTIN_METRICS: tuple[Metric, ...] = (
     Metric(
-        name="auc", maximize=True, scored_on="probabilities", usual_task=TaskType.binary,
+        name="auc", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.binary,
         kernel=measures.auc, kernel_of_classes=measures.macro_auc,
         kaggle=("area under", "auc"),
     ),
     Metric(
-        name="logloss", maximize=False, scored_on="probabilities", usual_task=TaskType.multiclass,
+        name="logloss", perfect=0.0, maximize=False, scored_on="probabilities", usual_task=TaskType.multiclass,
         kernel=measures.binary_logloss, kernel_of_classes=measures.logloss,
         kaggle=("log loss", "logloss", "logarithmic loss", "multiclass loss"),
     ),
     Metric(
-        name="gini", maximize=True, scored_on="probabilities", usual_task=TaskType.binary,
+        name="gini", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.binary,
         kernel=measures.gini, two_classes=True,
         kaggle=("normalized gini", "gini"),
     ),
     Metric(
-        name="mean_auc", maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
+        name="mean_auc", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
         kernel=measures.auc, columns_averaged=True,
         kaggle=("mean columnwise auc", "mean column-wise auc", "column-wise mean auc", "columnwise roc auc"),
     ),
     Metric(
-        name="mean_logloss", maximize=False, scored_on="probabilities", usual_task=TaskType.multilabel,
+        name="mean_logloss", perfect=0.0, maximize=False, scored_on="probabilities", usual_task=TaskType.multilabel,
         kernel=measures.binary_logloss, columns_averaged=True,
         kaggle=("mean columnwise log loss", "mean column-wise log loss"),
     ),
@@ -53,7 +53,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     _error(name="smape", kernel=measures.smape, constant="median",
            kaggle=("symmetric mean absolute percentage", "smape")),
     Metric(
-        name="r2", maximize=True, scored_on="values", usual_task=TaskType.regression, kernel=measures.r2,
+        name="r2", perfect=1.0, maximize=True, scored_on="values", usual_task=TaskType.regression, kernel=measures.r2,
         kaggle=("coefficient of determination", "r2", "r^2"),
     ),
     _labels(name="accuracy", kernel=measures.accuracy, row_share=True,
@@ -63,7 +63,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     _labels(name="f1_macro", kernel=measures.f1_macro, fitted_rule=True,
            kaggle=("macro f1", "f1 macro", "macro-averaged f1", "macro f-score")),
     Metric(
-        name="f1", maximize=True, scored_on="labels", usual_task=TaskType.binary, kernel=measures.f1,
+        name="f1", perfect=1.0, maximize=True, scored_on="labels", usual_task=TaskType.binary, kernel=measures.f1,
         two_classes=True, fitted_rule=True, kaggle=("f1", "f-score", "f score"),
     ),
     _labels(name="mcc", kernel=measures.mcc, fitted_rule=True, kaggle=("matthews correlation", "mcc")),
@@ -73,7 +73,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         kaggle=("quadratic weighted kappa", "quadratic kappa", "qwk", "cohen kappa"),
     ),
     Metric(
-        name="map_at_k", maximize=True, scored_on="ranked", usual_task=TaskType.multiclass,
+        name="map_at_k", perfect=1.0, maximize=True, scored_on="ranked", usual_task=TaskType.multiclass,
         kernel=measures.map_at_k, top_k=True, max_classes=5000,
         kaggle=("map@", "mean average precision"),
     ),

@@ -111,6 +111,11 @@ class EvolutionNode(PhaseNode):
         evolution = state.evolution_state
         competition, findings = state.selected_competition, state.research_findings
         assert competition is not None and findings is not None
+        if state.stop_early and competition.scored_by.is_perfect(evolution.best_score):
+            evolution.stop_reason = "converged"
+            message = f"CV {evolution.best_score:g} is the best {competition.metric} there is: nothing left to improve"
+            await self.emit(ctx, Log(message=message))
+            return
         # Candidates of this generation (from a run that crashed mid-generation) are not parents: the same
         # proposals come out again, and the ones already evaluated are taken from the archive.
         generation = evolution.generation + 1
