@@ -25,9 +25,9 @@ from tests.support import finished
 
 for _name, _value in OPENMP_SPIN.items():  # the boards these processes build, as the CLI builds them
     os.environ.setdefault(_name, _value)
-# Missions here count their search converged after 3 flat generations, not 6: what a test checks comes before the
-# plateau, and `--stop-early` then ends it sooner (tests of convergence itself pass the default).
-os.environ.setdefault("AGENT_K_PATIENCE", "3")
+# Missions here count their search converged at its first flat generation, not its sixth: what a test checks comes
+# before the plateau, and `--stop-early` then ends it sooner (tests of convergence itself pass the default).
+os.environ.setdefault("AGENT_K_PATIENCE", "1")
 # A mission these processes start evaluates one candidate at a time: two test processes already keep the two cores
 # busy, so a second evaluation per mission only contends with the other process's work (and starts a second warm
 # worker). Tests of parallel evaluation name their own count.

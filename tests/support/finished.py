@@ -50,7 +50,10 @@ def start(root: Path, agent_k: str) -> None:
         return
     env = {**os.environ, "AGENT_K_HOME": str(folder / "home")}
     env.pop("AGENT_K_DATABASE_URL", None)
-    env.pop("AGENT_K_WORKERS", None)  # a real mission's parallel evaluations: what its folder holds depends on them
+    # A real mission's parallel evaluations and a search that runs on past its first plateau: what its folder holds
+    # (the candidates retention collects) depends on them.
+    env.pop("AGENT_K_WORKERS", None)
+    env["AGENT_K_PATIENCE"] = "3"
     args = ["run", "--competition", COMPETITION, "--time-budget", str(BUDGET_S), "--mission-id", MISSION_ID,
             "--stop-early"]  # fmt: skip
     with (folder / "stderr").open("w") as log:
