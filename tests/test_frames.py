@@ -36,6 +36,7 @@ def test_the_frame_reader_takes_only_wanted_files_under_their_caps(tmp_path: Pat
         ((b'{"file": "ok.csv", "size": 1}\nx{"file": "ok.csv", "size": 1}\nx',), "ok.csv sent twice"),
         ((b'{"file": "ok.csv", "size": 50}\n' + b"x" * 20,), None),  # cut off: left out, not half-written
         ((b"x" * 5000,), "a frame header longer than 4096 bytes"),
+        ((b"[" * 2000 + b"]" * 2000 + b"\n",), "a frame header nested too deep"),  # was a RecursionError
         ((b'{"end": true}\ntrailing',), "bytes after the end of the outputs"),
     ):
         for name in caps:

@@ -83,6 +83,8 @@ class FrameReader:
             header = json.loads(line)
         except ValueError:
             raise FrameError("a frame header that is not JSON") from None
+        except RecursionError:  # 4096 bytes of brackets nest deeper than the parser recurses
+            raise FrameError("a frame header nested too deep") from None
         if not isinstance(header, dict):
             raise FrameError("a frame header that is not an object")
         if self.ready is None:
