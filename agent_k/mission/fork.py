@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -239,19 +240,41 @@ def _link_tree(parent_dir: Path, fork_dir: Path, candidate_keys: set[str], phase
         return
     order = list(Phase)
     for entry in parent_dir.iterdir():
-        if entry.name in MISSION_FILES or entry.is_symlink():
+        if entry.name in MISSION_FILES:
             continue
         if order.index(phase) < order.index(SAME_DATA_FROM) and entry.name != "data":
             continue
+        _only_what_a_mission_makes(entry, parent_dir)
         if entry.name == "candidates" and entry.is_dir():
             (fork_dir / "candidates").mkdir()
             for candidate in entry.iterdir():
-                if candidate.name in candidate_keys and candidate.is_dir() and not candidate.is_symlink():
-                    shutil.copytree(candidate, fork_dir / "candidates" / candidate.name, copy_function=_link)
+                if candidate.name in candidate_keys:
+                    _only_what_a_mission_makes(candidate, parent_dir)
+                    _copy_tree(candidate, fork_dir / "candidates" / candidate.name)
         elif entry.is_dir():
-            shutil.copytree(entry, fork_dir / entry.name, copy_function=_link)
-        elif entry.is_file():
+            _copy_tree(entry, fork_dir / entry.name)
+        else:
             _link(str(entry), str(fork_dir / entry.name))
+
+
+def _only_what_a_mission_makes(path: Path, parent_dir: Path) -> None:
+    """Refuse unless `path` is a regular file, or a folder of folders and regular files: a link or a device
+    planted in the parent's folder could lead the copy anywhere (or block it, a FIFO). The candidates' own
+    folders are checked when they are copied."""
+    stack = [path]
+    while stack:
+        current = stack.pop()
+        mode = current.lstat().st_mode
+        if stat.S_ISDIR(mode):
+            if current.name != "candidates" or current.parent != parent_dir:
+                stack.extend(current.iterdir())
+        elif not stat.S_ISREG(mode):
+            kind = "a link" if stat.S_ISLNK(mode) else "not a regular file"
+            raise MissionError(f"cannot fork: {current.relative_to(parent_dir)} in the parent's folder is {kind}")
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    shutil.copytree(source, target, symlinks=True, copy_function=_link)  # links were refused: never followed
 
 
 def _link(source: str, target: str) -> str:
