@@ -76,17 +76,22 @@ class Worker:
             self.poll_s,
         )
         heartbeat = asyncio.create_task(self._heartbeat(stop))
+        deliveries: asyncio.Task[None] | None = None
         try:
             while not stop.is_set():
                 if await self.run_one() is None:
                     await self._collect()
-                    await self._send_webhooks()
+                    # Off the claiming loop: a slow receiver delays its own delivery, never the next mission.
+                    if deliveries is None or deliveries.done():
+                        deliveries = asyncio.create_task(self._send_webhooks())
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(stop.wait(), self.poll_s)
         finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            for task in (heartbeat, deliveries):  # a delivery cut short stays owed: its claim runs out, then a retry
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await asyncio.to_thread(forget_worker, self.store, self.owner)
 
     async def _report(self, mission_id: str) -> None:

@@ -5,11 +5,19 @@ cancel made from outside is delivered by the next sender; a receiver that never 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
+import os
+import signal
+import socket
+import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +26,7 @@ from pydantic import SecretStr
 
 from agent_k.competition import Criteria
 from agent_k.config import Settings
-from agent_k.mission import control
+from agent_k.mission import control, webhooks
 from agent_k.mission.launch import LaunchError, MissionRequest, MissionSpec, launch_spec
 from agent_k.mission.phases import Mode
 from agent_k.mission.runner import MissionRunner
@@ -26,6 +34,7 @@ from agent_k.mission.webhooks import deliver_due
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from agent_k.store.webhooks import deliveries
+from tests.conftest import AGENT_K
 from tests.support.api_client import free_port
 from tests.support.local_server import serving
 
@@ -142,3 +151,89 @@ def test_a_webhook_needs_a_secret_and_a_web_address(settings: Settings) -> None:
         asyncio.run(launch_spec(request.model_copy(update={"webhook_url": "file:///etc/passwd"}), signed))
     spec = asyncio.run(launch_spec(request, signed.model_copy(update={"webhook_url": "https://example.test/h"})))
     assert spec.webhook_url == "http://127.0.0.1:9/hook", "the mission's own URL wins over the default"
+
+
+@contextlib.contextmanager
+def _tarpit(seconds: float = 20) -> Iterator[str]:
+    """A receiver that answers one byte of its headers every 0.2 s, for `seconds`: each read is quick, the answer
+    never complete."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = server.accept()
+            with connection:
+                connection.recv(65536)
+                ends = time.monotonic() + seconds
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10_000:
+                    if time.monotonic() > ends:
+                        break
+                    connection.sendall(bytes([byte]))
+                    time.sleep(0.2)
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+    finally:
+        server.close()
+
+
+def test_a_receiver_that_answers_a_byte_at_a_time_is_cut_off_at_the_attempts_deadline(
+    settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx's timeout bounds each read; the attempt's deadline bounds the whole request (before: the sender was
+    held as long as the receiver kept dripping)."""
+    monkeypatch.setattr(webhooks, "TIMEOUT_S", 1.0)
+    settings = _settings(settings)
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
+    with _tarpit() as hook:
+        runner.create(MissionSpec(mission_id="dripped", criteria=Criteria(competition="wine"), webhook_url=hook),
+                      queue=True)  # fmt: skip
+        control.cancel(store, "dripped")
+        started = time.monotonic()
+        assert asyncio.run(deliver_due(store, settings)) == 0
+        took = time.monotonic() - started
+    (attempt,) = deliveries(store, "dripped")
+    assert (attempt.status, attempt.attempts) == ("pending", 1), attempt
+    assert attempt.last_error == "no complete answer within 1 s" and took < 3, (attempt.last_error, took)
+
+
+@pytest.mark.slow
+def test_a_worker_beside_a_dripping_receiver_starts_the_next_mission_and_stops_on_sigterm(
+    home: Path, tmp_path: Path
+) -> None:
+    """The worker's delivery to a receiver that drips its answer runs beside its claiming loop: a mission queued
+    meanwhile starts within 5 s, and SIGTERM stops the worker within 2 s (before: both waited on the receiver)."""
+    url = f"sqlite:///{home / 'agent_k.db'}"
+    store = Store.open(url)
+    runner = MissionRunner(Settings(home=home, database_url=url), store, LocalPlatform(home / "competitions"))
+    env = {**os.environ, "AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": url, "AGENT_K_WEBHOOK_SECRET": SECRET}
+    with _tarpit(seconds=120) as hook, (tmp_path / "worker.log").open("w") as log:
+        spec = MissionSpec(mission_id="dripped", criteria=Criteria(competition="wine"), webhook_url=hook)
+        runner.create(spec, queue=True)
+        control.cancel(store, "dripped")
+        worker = subprocess.Popen([AGENT_K, "worker", "--poll", "0.2"], env=env, stderr=log)
+        try:
+            deadline = time.monotonic() + 60
+            while deliveries(store, "dripped")[0].next_attempt_at is None:  # not yet taken by the worker
+                assert time.monotonic() < deadline and worker.poll() is None, (tmp_path / "worker.log").read_text()
+                time.sleep(0.1)
+            runner.create(MissionSpec(mission_id="next", criteria=Criteria(competition="wine"), time_budget=4,
+                                      stop_early=True), queue=True)  # fmt: skip
+            queued = time.monotonic()
+            while (row := store.get_mission("next")) is None or row.status == "queued":
+                assert time.monotonic() - queued < 5, "the queued mission waited on the receiver"
+                time.sleep(0.1)
+            while (row := store.get_mission("next")) is None or row.status not in ("succeeded", "failed"):
+                assert time.monotonic() - queued < 60, row
+                time.sleep(0.2)
+            worker.send_signal(signal.SIGTERM)
+            stopping = time.monotonic()
+            assert worker.wait(timeout=30) == 0
+            assert time.monotonic() - stopping < 2, "SIGTERM waited on the receiver"
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+    assert row.status == "succeeded", row.result
+    store.close()

@@ -30,6 +30,7 @@ from agent_k.store.webhooks import DELIVERED, FAILED, PENDING, owe, settle, take
 WEBHOOK_EVENTS = frozenset({"mission.completed", "mission.failed", "mission.cancelled", "approval.requested"})
 MAX_BACKOFF_S = 600.0
 TIMEOUT_S = 10.0
+"""An attempt's whole deadline, however slowly the receiver answers."""
 
 
 def owe_for(store: Store, mission_id: str, seq: int, event_type: str) -> None:
@@ -95,7 +96,12 @@ async def _post(client: httpx.AsyncClient, settings: Settings, url: str, event: 
         "X-Agent-K-Signature": signature(settings.webhook_secret.get_secret_value(), timestamp, body),
     }
     try:
-        response = await client.post(url, content=body, headers=headers, timeout=TIMEOUT_S)
+        # httpx's timeout bounds each read, not the request: a receiver answering a byte every few seconds would
+        # hold the sender for ever. This is the attempt's whole deadline: connect, headers and body.
+        async with asyncio.timeout(TIMEOUT_S):
+            response = await client.post(url, content=body, headers=headers, timeout=TIMEOUT_S)
+    except TimeoutError:
+        return f"no complete answer within {TIMEOUT_S:g} s"
     except httpx.HTTPError as exc:
         return f"{type(exc).__name__}: {exc}"[:500]
     return None if response.is_success else f"HTTP {response.status_code}"
