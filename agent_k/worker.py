@@ -103,10 +103,11 @@ class Worker:
             log.warning("mission %s: the report could not be written: %s", mission_id, exc)
 
     async def _send_webhooks(self) -> None:
-        """Deliveries still owed (a cancel made from outside, a receiver that failed before): between missions."""
+        """Deliveries still owed (a cancel made from outside, a receiver that failed before), in a task beside the
+        claiming loop, started when the worker is idle."""
         try:
             await webhooks.deliver_due(self.store, self.settings)
-        except SQLAlchemyError as exc:
+        except Exception as exc:  # a task of its own: what fails here is logged, the deliveries stay owed
             log.warning("webhooks could not be sent: %s", exc)
 
     async def _collect(self) -> None:
