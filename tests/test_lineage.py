@@ -106,12 +106,13 @@ def test_a_fork_refuses_what_it_cannot_start_from(
         fork_mission(store, settings, "again", Phase.research)
     data = settings.missions_dir / "done" / "data"
     data.chmod(0o755)  # read-only, as Discovery leaves it
-    (data / "planted").symlink_to("/etc/passwd")  # what someone with write access to the folder could leave
-    with pytest.raises(MissionError, match=r"^cannot fork: data/planted in the parent's folder is a link$"):
+    planted = data / "plant\ned"  # what someone with write access to the folder could leave, named to break lines
+    planted.symlink_to("/etc/passwd")
+    with pytest.raises(MissionError, match=r"^cannot fork: 'data/plant\\ned' in the parent's folder is a link$"):
         fork_mission(store, settings, "done", Phase.evolution, mission_id="linked")
-    (data / "planted").unlink()
+    planted.unlink()
     os.mkfifo(data / "pipe")  # copied, it would block the fork for ever
-    with pytest.raises(MissionError, match="data/pipe in the parent's folder is not a regular file"):
+    with pytest.raises(MissionError, match="'data/pipe' in the parent's folder is not a regular file"):
         fork_mission(store, settings, "done", Phase.research, mission_id="piped")
     assert not any((settings.missions_dir / name).exists() for name in ("missing", "linked", "piped"))
     assert [m.id for m in store.list_missions()] == ["again", "done"], "a refused fork leaves nothing behind"

@@ -244,7 +244,8 @@ def _link_tree(parent_dir: Path, fork_dir: Path, candidate_keys: set[str], phase
             continue
         if order.index(phase) < order.index(SAME_DATA_FROM) and entry.name != "data":
             continue
-        _only_what_a_mission_makes(entry, parent_dir)
+        # The candidates' folder is looked into one reused candidate at a time: the others are not copied.
+        _only_what_a_mission_makes(entry, parent_dir, deep=entry.name != "candidates")
         if entry.name == "candidates" and entry.is_dir():
             (fork_dir / "candidates").mkdir()
             for candidate in entry.iterdir():
@@ -257,20 +258,20 @@ def _link_tree(parent_dir: Path, fork_dir: Path, candidate_keys: set[str], phase
             _link(str(entry), str(fork_dir / entry.name))
 
 
-def _only_what_a_mission_makes(path: Path, parent_dir: Path) -> None:
-    """Refuse unless `path` is a regular file, or a folder of folders and regular files: a link or a device
-    planted in the parent's folder could lead the copy anywhere (or block it, a FIFO). The candidates' own
-    folders are checked when they are copied."""
+def _only_what_a_mission_makes(path: Path, parent_dir: Path, *, deep: bool = True) -> None:
+    """Refuse unless `path` is a regular file, or a folder (of folders and regular files, when `deep`): a link or
+    a device planted in the parent's folder could lead the copy anywhere (or block it, a FIFO)."""
     stack = [path]
     while stack:
         current = stack.pop()
         mode = current.lstat().st_mode
         if stat.S_ISDIR(mode):
-            if current.name != "candidates" or current.parent != parent_dir:
+            if deep:
                 stack.extend(current.iterdir())
         elif not stat.S_ISREG(mode):
             kind = "a link" if stat.S_ISLNK(mode) else "not a regular file"
-            raise MissionError(f"cannot fork: {current.relative_to(parent_dir)} in the parent's folder is {kind}")
+            where = str(current.relative_to(parent_dir))
+            raise MissionError(f"cannot fork: {where!r} in the parent's folder is {kind}")  # quoted: one line
 
 
 def _copy_tree(source: Path, target: Path) -> None:
