@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, IPvAnyNetwork, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 HOME_MODE = 0o700
@@ -127,10 +127,22 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = Field(
         default=None, description="the HMAC-SHA256 key webhook bodies are signed with (required with a webhook)"
     )
+    webhook_allow: Annotated[list[IPvAnyNetwork], NoDecode] = Field(
+        default_factory=list,
+        description="addresses or networks webhooks may reach although they are loopback, private, link-local or "
+        "this host's own, comma-separated (e.g. 127.0.0.1,10.1.0.0/16)",
+    )
     webhook_attempts: int = Field(default=8, ge=1, le=50, description="tries per webhook delivery before it fails")
     webhook_backoff: float = Field(
         default=2.0, gt=0, allow_inf_nan=False, description="seconds before the second try; doubled after each"
     )
+
+    @field_validator("webhook_allow", mode="before")
+    @classmethod
+    def _parse_networks(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @field_validator("retention", mode="before")
     @classmethod

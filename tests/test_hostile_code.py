@@ -168,6 +168,98 @@ def test_a_warm_job_changes_nothing_the_next_one_sees(home: Path, tmp_path: Path
     assert len(seen["processes"]) == 2, "the worker's parent and this job: nothing left behind"
 
 
+_KERNEL_STATE = """
+import ctypes, json, os, platform, resource
+libc = ctypes.CDLL(None, use_errno=True)
+IOPRIO = {"x86_64": (251, 252), "aarch64": (30, 31)}.get(platform.machine(), (None, None))
+"""
+PROBE = (
+    _KERNEL_STATE
+    + """
+def listed(kind):
+    with open(f"/proc/sysvipc/{kind}") as rows:
+        return rows.read().splitlines()[1:]
+seen = {
+    "limits": {n: resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n.startswith("RLIMIT_")},
+    "affinity": sorted(os.sched_getaffinity(0)),
+    "nice": os.getpriority(os.PRIO_PROCESS, 0),
+    "policy": os.sched_getscheduler(0),
+    "io": libc.syscall(IOPRIO[1], 1, 0) if IOPRIO[1] else None,
+    "sysv": {kind: listed(kind) for kind in ("shm", "msg", "sem")},
+    "mqueue": libc.mq_open(b"/agent-k-left", os.O_RDONLY) >= 0,
+    "files": sorted(os.listdir("/sandbox/work")) + sorted(os.listdir("/dev/shm")),
+    "work": oct(os.stat("/sandbox/work").st_mode & 0o777),
+    "writable": os.access("/sandbox/work", os.W_OK),
+}
+open("seen.json", "w").write(json.dumps(seen))
+"""
+)
+ATTACK = (
+    _KERNEL_STATE
+    + """
+done = {}
+def attempt(name, act):
+    try:
+        result = act()
+        if isinstance(result, int) and result < 0:
+            raise OSError(ctypes.get_errno(), name)
+        done[name] = "done"
+    except OSError as exc:
+        done[name] = str(exc)
+CREATE = 0o1600
+attempt("shm", lambda: libc.shmget(0x4B4B, 64 << 20, CREATE))
+attempt("msg", lambda: libc.msgget(0x4B4C, CREATE))
+attempt("sem", lambda: libc.semget(0x4B4D, 1, CREATE))
+attempt("mqueue", lambda: libc.mq_open(b"/agent-k-left", os.O_CREAT | os.O_RDWR, 0o600, None))
+attempt("nofile", lambda: resource.prlimit(1, resource.RLIMIT_NOFILE, (256, 256)))
+attempt("fsize", lambda: resource.prlimit(1, resource.RLIMIT_FSIZE, (1 << 20, 1 << 20)))
+attempt("affinity", lambda: os.sched_setaffinity(1, {min(os.sched_getaffinity(1))}))
+attempt("nice", lambda: os.setpriority(os.PRIO_PROCESS, 1, 19))
+attempt("idle", lambda: os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0)))
+attempt("ionice", lambda: libc.syscall(IOPRIO[0], 1, 1, (3 << 13) | 7) if IOPRIO[0] else -1)
+for folder in ("/sandbox/work/.cache/locked", "/dev/shm/locked"):
+    os.makedirs(folder + "/inner")
+    open(folder + "/inner/kept", "w").write("x")
+    os.chmod(folder + "/inner", 0o500)
+    os.chmod(folder, 0o500)
+os.chmod("/sandbox/work", 0o555)
+open("done.json", "w").write(json.dumps(done))
+"""
+)
+
+
+def test_a_warm_job_leaves_no_kernel_state_to_the_next_one(home: Path, tmp_path: Path) -> None:
+    """A job makes SysV IPC objects and a POSIX queue, changes its worker parent's limits, affinity, nice value,
+    scheduling class and I/O priority, and leaves read-only folders and a read-only /sandbox/work: the next job
+    sees what the first job of a fresh worker sees (before: it inherited all of it)."""
+    need_tool(bwrap_problem())
+    data = home / "competitions" / "penguins" / "public"
+    jobs = {"before": PROBE, "attack": ATTACK, "after": PROBE}
+    pool = WarmPool(1)
+
+    async def in_turn() -> None:
+        for name, script in jobs.items():
+            folder = tmp_path / name
+            folder.mkdir()
+            (folder / "solution.py").write_text(script)
+            output = "done.json" if name == "attack" else "seen.json"
+            job = Job(script=folder / "solution.py", data=data, outputs={output: 65536})
+            result = await pool.run(job, workdir=folder, limits=Limits(timeout_s=60))
+            assert result.ok, result.stderr_tail
+
+    try:
+        asyncio.run(in_turn())
+    finally:
+        pool.close()
+    done = json.loads((tmp_path / "attack" / "done.json").read_text())
+    assert {done[name] for name in ("shm", "msg", "sem", "nofile", "nice", "idle")} == {"done"}, done
+    assert done["mqueue"] != "done", "the filter refuses POSIX message queues"
+    before, after = (json.loads((tmp_path / name / "seen.json").read_text()) for name in ("before", "after"))
+    assert before["sysv"] == {"shm": [], "msg": [], "sem": []} and before["files"] == ["job"]
+    assert after == before
+    assert pool.started == 2, "the attacked worker was retired, and the next job got a fresh one"
+
+
 def test_the_basic_sandbox_of_a_root_runner_runs_candidates_as_the_sandbox_user(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_kaggle_credentials: Path
 ) -> None:

@@ -116,6 +116,18 @@ def test_a_fork_refuses_what_it_cannot_start_from(
         fork_mission(store, settings, "done", Phase.research, mission_id="piped")
     assert not any((settings.missions_dir / name).exists() for name in ("missing", "linked", "piped"))
     assert [m.id for m in store.list_missions()] == ["again", "done"], "a refused fork leaves nothing behind"
+    (data / "pipe").unlink()
+    if os.geteuid() == 0:  # a planted hard link to another user's file: copied, never shared
+        outside = settings.home.parent / "outside.txt"
+        outside.write_text("someone else's")
+        os.chown(outside, 65534, 65534)
+        os.link(outside, data / "hard")
+        fork_mission(store, settings, "done", Phase.research, mission_id="hard-linked")
+        forked = settings.missions_dir / "hard-linked" / "data" / "hard"
+        assert forked.read_text() == "someone else's" and forked.stat().st_ino != outside.stat().st_ino
+        assert (forked.stat().st_uid, outside.stat().st_nlink) == (0, 2), "a copy of ours; the original untouched"
+        own = next(p for p in data.iterdir() if p.is_file() and p.name != "hard")
+        assert (settings.missions_dir / "hard-linked" / "data" / own.name).stat().st_ino == own.stat().st_ino
 
 
 def test_replay_steps_through_every_snapshot_with_its_events(

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from ipaddress import ip_address, ip_network
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ from agent_k.mission import control, webhooks
 from agent_k.mission.launch import LaunchError, MissionRequest, MissionSpec, launch_spec
 from agent_k.mission.phases import Mode
 from agent_k.mission.runner import MissionRunner
-from agent_k.mission.webhooks import deliver_due
+from agent_k.mission.webhook_address import REFUSED, _is_this_host
+from agent_k.mission.webhooks import UNREACHABLE, deliver_due
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store
 from agent_k.store.webhooks import deliveries
@@ -68,8 +70,13 @@ def _verified(headers: dict[str, str], body: bytes) -> dict[str, Any]:
     return envelope
 
 
+LOOPBACK = [ip_network("127.0.0.1/32")]
+"""The receivers here listen on 127.0.0.1, which webhooks reach only where an admin allows it."""
+
+
 def _settings(settings: Settings, **changes: object) -> Settings:
-    return settings.model_copy(update={"webhook_secret": SecretStr(SECRET), "webhook_backoff": 0.05, **changes})
+    update = {"webhook_secret": SecretStr(SECRET), "webhook_backoff": 0.05, "webhook_allow": LOOPBACK, **changes}
+    return settings.model_copy(update=update)
 
 
 def _send_until_settled(store: Store, settings: Settings, mission_id: str) -> None:
@@ -139,16 +146,17 @@ def test_a_cancel_from_outside_is_delivered_and_a_dead_receiver_fails(settings: 
     control.cancel(store, "unheard")
     _send_until_settled(store, settings, "unheard")
     (failed,) = deliveries(store, "unheard")
-    assert (failed.status, failed.attempts) == ("failed", 3) and "ConnectError" in (failed.last_error or "")
+    assert (failed.status, failed.attempts) == ("failed", 3) and failed.last_error == UNREACHABLE
 
 
 def test_a_webhook_needs_a_secret_and_a_web_address(settings: Settings) -> None:
     request = MissionRequest(competition="penguins", mode=Mode.workflow, webhook_url="http://127.0.0.1:9/hook")
     with pytest.raises(LaunchError, match="needs AGENT_K_WEBHOOK_SECRET"):
         asyncio.run(launch_spec(request, settings))
-    signed = _settings(settings)
-    with pytest.raises(LaunchError, match="invalid webhook URL"):
-        asyncio.run(launch_spec(request.model_copy(update={"webhook_url": "file:///etc/passwd"}), signed))
+    signed = _settings(settings)  # 127.0.0.1 allowed
+    for unusable in ("file:///etc/passwd", "http://0251.0376.0251.0376/", "http://xn--/"):  # octal; bad IDNA
+        with pytest.raises(LaunchError, match="invalid webhook URL"):
+            asyncio.run(launch_spec(request.model_copy(update={"webhook_url": unusable}), signed))
     spec = asyncio.run(launch_spec(request, signed.model_copy(update={"webhook_url": "https://example.test/h"})))
     assert spec.webhook_url == "http://127.0.0.1:9/hook", "the mission's own URL wins over the default"
 
@@ -208,7 +216,8 @@ def test_a_worker_beside_a_dripping_receiver_starts_the_next_mission_and_stops_o
     url = f"sqlite:///{home / 'agent_k.db'}"
     store = Store.open(url)
     runner = MissionRunner(Settings(home=home, database_url=url), store, LocalPlatform(home / "competitions"))
-    env = {**os.environ, "AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": url, "AGENT_K_WEBHOOK_SECRET": SECRET}
+    env = {**os.environ, "AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": url, "AGENT_K_WEBHOOK_SECRET": SECRET,
+           "AGENT_K_WEBHOOK_ALLOW": "127.0.0.1"}  # fmt: skip
     with _tarpit(seconds=120) as hook, (tmp_path / "worker.log").open("w") as log:
         spec = MissionSpec(mission_id="dripped", criteria=Criteria(competition="wine"), webhook_url=hook)
         runner.create(spec, queue=True)
@@ -237,3 +246,99 @@ def test_a_worker_beside_a_dripping_receiver_starts_the_next_mission_and_stops_o
                 worker.kill()
     assert row.status == "succeeded", row.result
     store.close()
+
+
+REFUSED_URLS = (
+    "http://127.0.0.1:8000/missions/x/cancel",
+    "http://localhost:8000/hook",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://2852039166/latest/meta-data/",  # 169.254.169.254 as one number
+    "http://0xA9FEA9FE/",  # in hex
+    "http://169.254.43518/",  # the last two parts as one
+    "http://[::ffff:169.254.169.254]/",  # mapped into IPv6
+    "http://[::1]:8000/hook",
+    "http://10.0.0.7/hook",
+    "http://192.168.1.1/hook",
+    "http://100.64.0.1/hook",  # shared address space (carrier-grade NAT)
+    "http://224.0.0.1/hook",
+    "http://0.0.0.0:8000/hook",
+)
+
+
+@pytest.mark.parametrize("url", REFUSED_URLS)
+def test_a_webhook_to_an_address_inside_is_refused_when_the_mission_is_asked_for(settings: Settings, url: str) -> None:
+    """Loopback, the metadata address in its spellings, private, shared, multicast: a one-line 4xx-style error
+    before anything is stored (before: only the scheme was checked)."""
+    signed = settings.model_copy(update={"webhook_secret": SecretStr(SECRET)})
+    request = MissionRequest(competition="penguins", mode=Mode.workflow, webhook_url=url)
+    with pytest.raises(LaunchError) as refused:
+        asyncio.run(launch_spec(request, signed))
+    assert str(refused.value) == REFUSED
+    allowed = signed.model_copy(update={"webhook_allow": [ip_network("0.0.0.0/0"), ip_network("::/0")]})
+    assert asyncio.run(launch_spec(request, allowed)).webhook_url == url, "an admin may allow any of them"
+
+
+def test_a_name_that_resolves_inside_is_refused_on_delivery_and_never_reached(settings: Settings, store: Store) -> None:
+    """A host name is checked where it is resolved, on delivery: a mission stored with `localhost` (made before
+    the check at creation, or a name whose answer changed since) reaches no receiver, and the delivery fails at
+    once, without retries."""
+    settings = _settings(settings, webhook_allow=[])
+    receiver = Receiver(failures=0)
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
+    with serving(receiver.app()) as port:
+        hook = f"http://localhost:{port}/hook"
+        runner.create(MissionSpec(mission_id="inside", criteria=Criteria(competition="wine"), webhook_url=hook),
+                      queue=True)  # fmt: skip
+        control.cancel(store, "inside")
+        assert asyncio.run(deliver_due(store, settings)) == 0
+    (refused,) = deliveries(store, "inside")
+    assert (refused.status, refused.attempts, refused.last_error) == ("failed", 1, REFUSED)
+    assert receiver.got == []
+
+
+def test_what_answered_a_failed_delivery_is_not_told(settings: Settings, store: Store) -> None:
+    """Allowed to reach 127.0.0.1, a webhook aimed at PostgreSQL, at Redis and at a closed port fails with the same
+    line each time (before: each error told them apart, a port scanner through the API)."""
+    settings = _settings(settings, webhook_attempts=1)
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
+    targets = {"postgres": 5432, "redis": 6379, "closed": free_port()}
+    for name, port in targets.items():
+        runner.create(MissionSpec(mission_id=name, criteria=Criteria(competition="wine"),
+                                  webhook_url=f"http://127.0.0.1:{port}/"), queue=True)  # fmt: skip
+        control.cancel(store, name)
+    asyncio.run(deliver_due(store, settings))
+    errors = {name: deliveries(store, name)[0].last_error for name in targets}
+    assert errors == dict.fromkeys(targets, UNREACHABLE)
+
+
+def test_a_name_is_resolved_once_and_the_checked_address_is_the_one_reached(
+    settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: a name that resolves to an allowed address, then to another, is reached at the first; the
+    receiver still sees its own name in `Host`."""
+    answers = iter(["127.0.0.1", "127.0.0.2"])
+    real = socket.getaddrinfo
+
+    def rebinding(host: object, port: object, *args: Any, **kwargs: Any) -> Any:
+        return real(next(answers) if host == "hooks.example.test" else host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    settings = _settings(settings)  # 127.0.0.1 allowed, 127.0.0.2 not
+    receiver = Receiver(failures=0)
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
+    with serving(receiver.app()) as port:
+        hook = f"http://hooks.example.test:{port}/hook"
+        runner.create(MissionSpec(mission_id="rebound", criteria=Criteria(competition="wine"), webhook_url=hook),
+                      queue=True)  # fmt: skip
+        control.cancel(store, "rebound")
+        assert asyncio.run(deliver_due(store, settings)) == 1
+    ((headers, _),) = receiver.got
+    assert headers["host"] == f"hooks.example.test:{port}"
+    assert next(answers) == "127.0.0.2", "resolved once"
+
+
+def test_this_hosts_own_addresses_are_told_from_others() -> None:
+    """The API's own address is among this host's, however it was bound; an address of no interface here is not."""
+    own = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)}
+    assert all(_is_this_host(ip_address(address)) for address in own | {"127.0.0.1"})
+    assert not _is_this_host(ip_address("192.0.2.1")), "TEST-NET-1: on no interface here"

@@ -279,8 +279,13 @@ def _copy_tree(source: Path, target: Path) -> None:
 
 
 def _link(source: str, target: str) -> str:
+    """Hard-link a file the runner made; copy anything else. A hard link planted in the parent's folder to
+    someone else's file is a regular file like the parent's own, but owned by another: linked, the fork would
+    share that file's inode (and keep it alive, and write through it); copied, it shares nothing."""
     try:
+        if os.lstat(source).st_uid != os.geteuid():
+            raise PermissionError("not made by this runner")
         os.link(source, target, follow_symlinks=False)
-    except OSError:  # another file system, or links not allowed: a copy
+    except OSError:  # not ours, another file system, or links not allowed: a copy
         shutil.copy2(source, target, follow_symlinks=False)
     return target

@@ -11,6 +11,7 @@ import re
 import uuid
 from typing import TYPE_CHECKING, Any
 
+import httpx
 from pydantic import ConfigDict, Field, ValidationError
 
 from agent_k.competition import Criteria, MetricName, TaskType
@@ -18,6 +19,7 @@ from agent_k.config import DEFAULT_TIME_BUDGET_S, MAX_TIME_BUDGET_S, MIN_TIME_BU
 from agent_k.mission.options import MissionOptions, first_error, state_options
 from agent_k.mission.phases import Mode
 from agent_k.mission.state import BudgetLedger, MissionState
+from agent_k.mission.webhook_address import AddressRefused, check_literal
 from agent_k.platforms.registry import PlatformName
 
 if TYPE_CHECKING:
@@ -140,6 +142,12 @@ def check_webhook(url: str | None, settings: Settings) -> str | None:
         raise LaunchError(f"invalid webhook URL {url[:100]!r}: use http:// or https://")
     if settings.webhook_secret is None:
         raise LaunchError("a webhook needs AGENT_K_WEBHOOK_SECRET to sign what it sends")
+    try:
+        check_literal(url, settings.webhook_allow)
+    except AddressRefused as exc:
+        raise LaunchError(str(exc)) from None
+    except httpx.InvalidURL:
+        raise LaunchError(f"invalid webhook URL {url[:100]!r}: no request can be sent to it") from None
     return url
 
 

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 import httpx
 
 from agent_k.config import Settings
+from agent_k.mission.webhook_address import REFUSED, AddressRefused, resolve
 from agent_k.store.models import EventRow, utcnow
 from agent_k.store.repository import Store
 from agent_k.store.webhooks import DELIVERED, FAILED, PENDING, owe, settle, take_due
@@ -31,6 +32,7 @@ WEBHOOK_EVENTS = frozenset({"mission.completed", "mission.failed", "mission.canc
 MAX_BACKOFF_S = 600.0
 TIMEOUT_S = 10.0
 """An attempt's whole deadline, however slowly the receiver answers."""
+UNREACHABLE = "the receiver could not be reached or gave no HTTP answer"
 
 
 def owe_for(store: Store, mission_id: str, seq: int, event_type: str) -> None:
@@ -70,7 +72,7 @@ async def deliver_due(
             if error is None:
                 status, retry_at = DELIVERED, None
                 sent += 1
-            elif attempts >= settings.webhook_attempts or event is None:
+            elif attempts >= settings.webhook_attempts or event is None or error == REFUSED:  # never allowed
                 status, retry_at = FAILED, None
             else:
                 delay = min(MAX_BACKOFF_S, settings.webhook_backoff * 2 ** (attempts - 1))
@@ -82,7 +84,8 @@ async def deliver_due(
 
 
 async def _post(client: httpx.AsyncClient, settings: Settings, url: str, event: EventRow) -> str | None:
-    """One attempt; None when the receiver took it (2xx), else why not, in one line."""
+    """One attempt; None when the receiver took it (2xx), else why not, in one line that never says what else
+    answered (no port scanner's oracle)."""
     if settings.webhook_secret is None:
         return "AGENT_K_WEBHOOK_SECRET is not set where this was sent from: nothing is sent unsigned"
     body = json.dumps(_envelope(event), separators=(",", ":")).encode()
@@ -97,13 +100,18 @@ async def _post(client: httpx.AsyncClient, settings: Settings, url: str, event: 
     }
     try:
         # httpx's timeout bounds each read, not the request: a receiver answering a byte every few seconds would
-        # hold the sender for ever. This is the attempt's whole deadline: connect, headers and body.
+        # hold the sender for ever. This is the attempt's whole deadline: resolving, connect, headers and body.
         async with asyncio.timeout(TIMEOUT_S):
-            response = await client.post(url, content=body, headers=headers, timeout=TIMEOUT_S)
+            to = await resolve(url, settings.webhook_allow)
+            response = await client.post(
+                to.url, content=body, headers=headers | to.headers, extensions=to.extensions, timeout=TIMEOUT_S
+            )
+    except AddressRefused as exc:
+        return str(exc)
     except TimeoutError:
         return f"no complete answer within {TIMEOUT_S:g} s"
-    except httpx.HTTPError as exc:
-        return f"{type(exc).__name__}: {exc}"[:500]
+    except (httpx.HTTPError, httpx.InvalidURL, OSError):
+        return UNREACHABLE
     return None if response.is_success else f"HTTP {response.status_code}"
 
 

@@ -156,17 +156,80 @@ def run(channel: int, outputs: dict[str, int], argv: list[str], whole_namespace:
     return code
 
 
-def _wipe() -> None:
+def _wipe(modes: dict[str, int]) -> bool:
+    """Empty the writable folders whatever modes a job left in them: each folder's own mode (`modes`, as the
+    worker started) is put back, and every folder below is opened up before it is removed. False when anything
+    is left."""
+    from pathlib import Path
+
+    clean = True
+    for name, mode in modes.items():
+        folder = Path(name)
+        try:
+            folder.chmod(mode)
+            for path in folder.iterdir():
+                _remove(path)
+            clean = clean and not any(folder.iterdir())
+        except (OSError, RecursionError):
+            clean = False
+    return clean
+
+
+def _remove(entry: os.PathLike[str]) -> None:
     import shutil
     from pathlib import Path
 
-    for folder in WIPED:
-        with contextlib.suppress(OSError):
-            for path in Path(folder).iterdir():
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink(missing_ok=True)
+    path = Path(entry)
+    if not path.is_dir() or path.is_symlink():
+        path.unlink()
+        return
+    path.chmod(0o700)
+    for folder, children, _ in os.walk(path):  # top-down: a folder is opened up before it is entered
+        for child in children:
+            if not (below := Path(folder, child)).is_symlink():
+                below.chmod(0o700)
+    shutil.rmtree(path)
+
+
+def _process_state() -> tuple[object, ...]:
+    """What a forked job inherits from this process and could change in it from outside (`prlimit`,
+    `sched_setaffinity`, `setpriority`, `sched_setscheduler`, `ioprio_set` and `oom_score_adj` on pid 1 work for
+    the same user): compared after every job, and a worker whose state moved is retired."""
+    import resource
+
+    limits = tuple(resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_"))
+    with open("/proc/self/oom_score_adj") as adjustment:
+        oom = adjustment.read()
+    return (
+        limits,
+        os.sched_getaffinity(0),
+        os.getpriority(os.PRIO_PROCESS, 0),
+        os.sched_getscheduler(0),
+        os.sched_getparam(0).sched_priority,
+        _io_priority(),
+        oom,
+    )
+
+
+_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}
+"""`ioprio_get`'s system call number (the C library has no wrapper)."""
+
+
+def _io_priority() -> int | None:
+    import platform
+
+    number = _IOPRIO_GET.get(platform.machine())
+    return None if number is None else int(ctypes.CDLL(None, use_errno=True).syscall(number, 1, 0))
+
+
+def _ipc_objects() -> int:
+    """SysV shared memory segments, message queues and semaphore sets in this worker's IPC namespace: a job's
+    outlive it (there is no folder to wipe), so a worker that has any is retired."""
+    count = 0
+    for kind in ("shm", "msg", "sem"):
+        with contextlib.suppress(OSError), open(f"/proc/sysvipc/{kind}") as listed:
+            count += len(listed.readlines()) - 1
+    return count
 
 
 def _become(argv: list[str], *, closed: tuple[int, ...], logs: bool = False) -> None:
@@ -225,9 +288,9 @@ def serve(requests_fd: int, replies_fd: int, imports: list[str]) -> None:
     frames = Frames(replies_fd)
     frames.header(ready=True)
     frames.flush()
+    baseline, modes = _process_state(), {folder: stat.S_IMODE(Path(folder).stat().st_mode) for folder in WIPED}
     for line in requests:
         request = json.loads(line)
-        _wipe()
         Path(JOB).mkdir()
         Path(JOB, "solution.py").write_text(request["script"], encoding="utf-8")
         sys.stdout.flush()
@@ -244,8 +307,9 @@ def serve(requests_fd: int, replies_fd: int, imports: list[str]) -> None:
         for name in LOGS:
             frames.send(name, LOG_TAIL_BYTES, tail=True)
         os.chdir("/")
-        _wipe()
-        frames.header(end=True, code=code)
+        # Whatever the next job would inherit must be as this worker started: else a fresh worker takes it.
+        retire = not _wipe(modes) or _ipc_objects() > 0 or _process_state() != baseline
+        frames.header(end=True, code=code, retire=retire)
         frames.flush()
 
 

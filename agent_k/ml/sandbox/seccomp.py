@@ -51,6 +51,7 @@ REFUSED: dict[str, str] = {
     "acct": "process accounting, host-wide",
     "syslog": "read the kernel's log",
     "iopl": "raw I/O ports",
+    "mq_open": "POSIX message queues: no training script needs one, and a queue outlives a warm job unseen",
     "ioperm": "raw I/O ports",
 }
 CLONE3 = "clone3"

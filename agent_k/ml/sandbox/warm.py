@@ -9,9 +9,12 @@ tmpfs and memory, pids and CPU cgroups for all it runs; nothing of the host is w
 The worker is our supervisor in `serve` mode (`_supervise.py`), a fork server: each job runs in a child forked
 from the clean, preloaded parent, never in the parent's interpreter, so a job that patches a library, leaves a
 process or a file behind changes nothing the next job sees (its leftovers are killed, the writable folders
-wiped). Each job's script goes in with the request, and its outputs (under their caps) and log tails come back as
-frames on the replies pipe, which only the non-dumpable parent holds. Only templates AGENT-K rendered from typed
-recipes run here; a script a model wrote gets a sandbox of its own (`run_sandboxed`).
+wiped whatever their modes). What the kernel keeps outside the job's own processes (SysV IPC objects, the
+parent's limits, affinity, priorities: docs/security.md) is checked after every job, and a worker where any of
+it changed is retired: the next job gets a fresh one. Each job's script goes in with the request, and its
+outputs (under their caps) and log tails come back as frames on the replies pipe, which only the non-dumpable
+parent holds. Only templates AGENT-K rendered from typed recipes run here; a script a model wrote gets a sandbox
+of its own (`run_sandboxed`).
 
 A job that overruns its time is stopped by killing its worker; a worker that dies or ran out of memory is
 replaced by the next job.
@@ -218,7 +221,8 @@ class WarmPool:
         code = int(frames.end.get("code", 1))
         code = -(code - 128) if 128 < code < 128 + 65 else code
         result = SandboxResult(code, False, runtime, stdout, stderr, "bwrap", out_of_memory, frames.left_out)
-        return result, worker.uses < MAX_JOBS and not out_of_memory
+        retired = bool(frames.end.get("retire"))  # the job left state a next job would inherit
+        return result, worker.uses < MAX_JOBS and not out_of_memory and not retired
 
     async def _start(self, key: WarmKey) -> Channel:
         """A worker in its own sandbox and cgroups, ready (libraries imported) when this returns. Its requests and
