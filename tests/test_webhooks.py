@@ -163,24 +163,26 @@ def test_a_webhook_needs_a_secret_and_a_web_address(settings: Settings) -> None:
 
 @contextlib.contextmanager
 def _tarpit(seconds: float = 20) -> Iterator[str]:
-    """A receiver that answers one byte of its headers every 0.2 s, for `seconds`: each read is quick, the answer
-    never complete."""
+    """A receiver that answers one byte of its headers every 0.2 s, for `seconds`, on every connection: each read
+    is quick, the answer never complete."""
     server = socket.create_server(("127.0.0.1", 0))
+
+    def drip(connection: socket.socket) -> None:
+        with contextlib.suppress(OSError), connection:
+            connection.recv(65536)
+            ends = time.monotonic() + seconds
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10_000:
+                if time.monotonic() > ends:
+                    break
+                connection.sendall(bytes([byte]))
+                time.sleep(0.2)
 
     def answer() -> None:
         with contextlib.suppress(OSError):
-            connection, _ = server.accept()
-            with connection:
-                connection.recv(65536)
-                ends = time.monotonic() + seconds
-                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10_000:
-                    if time.monotonic() > ends:
-                        break
-                    connection.sendall(bytes([byte]))
-                    time.sleep(0.2)
+            while True:
+                threading.Thread(target=drip, args=(server.accept()[0],), daemon=True).start()
 
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
+    threading.Thread(target=answer, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.getsockname()[1]}/hook"
     finally:
@@ -205,6 +207,27 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_cut_off_at_the_attempts_dea
     (attempt,) = deliveries(store, "dripped")
     assert (attempt.status, attempt.attempts) == ("pending", 1), attempt
     assert attempt.last_error == "no complete answer within 1 s" and took < 3, (attempt.last_error, took)
+
+
+def test_a_round_of_slow_receivers_ends_within_one_attempts_deadline(
+    settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight deliveries to dripping receivers take one deadline, not eight: a round sent one after another
+    outlasted the claim on its last deliveries (`CLAIM_S`), and another sender would have sent them again."""
+    monkeypatch.setattr(webhooks, "TIMEOUT_S", 1.0)
+    settings = _settings(settings)
+    runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
+    names = [f"slow-{n}" for n in range(8)]
+    with _tarpit() as hook:
+        for name in names:
+            runner.create(MissionSpec(mission_id=name, criteria=Criteria(competition="wine"), webhook_url=hook),
+                          queue=True)  # fmt: skip
+            control.cancel(store, name)
+        started = time.monotonic()
+        assert asyncio.run(deliver_due(store, settings)) == 0
+        took = time.monotonic() - started
+    errors = {deliveries(store, name)[0].last_error for name in names}
+    assert errors == {"no complete answer within 1 s"} and took < 4, (errors, took)
 
 
 @pytest.mark.slow

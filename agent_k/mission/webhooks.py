@@ -24,7 +24,7 @@ import httpx
 
 from agent_k.config import Settings
 from agent_k.mission.webhook_address import REFUSED, AddressRefused, resolve
-from agent_k.store.models import EventRow, utcnow
+from agent_k.store.models import EventRow, WebhookDeliveryRow, utcnow
 from agent_k.store.repository import Store
 from agent_k.store.webhooks import DELIVERED, FAILED, PENDING, owe, settle, take_due
 
@@ -64,23 +64,31 @@ async def deliver_due(
     if not due:
         return 0
     async with _client(http) as client:
-        sent = 0
-        for delivery in due:
-            event = await asyncio.to_thread(_event, store, delivery.mission_id, delivery.event_seq)
-            error = await _post(client, settings, delivery.url, event) if event is not None else "the event is gone"
-            attempts = delivery.attempts + 1
-            if error is None:
-                status, retry_at = DELIVERED, None
-                sent += 1
-            elif attempts >= settings.webhook_attempts or event is None or error == REFUSED:  # never allowed
-                status, retry_at = FAILED, None
-            else:
-                delay = min(MAX_BACKOFF_S, settings.webhook_backoff * 2 ** (attempts - 1))
-                status, retry_at = PENDING, now + timedelta(seconds=delay)
-            await asyncio.to_thread(
-                settle, store, delivery.id or 0, status=status, attempts=attempts, error=error, retry_at=retry_at
-            )
-    return sent
+        # All at once: the round then ends within one attempt's deadline, well inside the claim on each delivery
+        # (`CLAIM_S`); one after another, a few slow receivers would outlast it and another sender would send
+        # the rest again.
+        sent = await asyncio.gather(*(_attempt(store, settings, client, delivery, now) for delivery in due))
+    return sum(sent)
+
+
+async def _attempt(
+    store: Store, settings: Settings, client: httpx.AsyncClient, delivery: WebhookDeliveryRow, now: datetime
+) -> bool:
+    """Send one delivery and record how it went; whether the receiver took it."""
+    event = await asyncio.to_thread(_event, store, delivery.mission_id, delivery.event_seq)
+    error = await _post(client, settings, delivery.url, event) if event is not None else "the event is gone"
+    attempts = delivery.attempts + 1
+    if error is None:
+        status, retry_at = DELIVERED, None
+    elif attempts >= settings.webhook_attempts or event is None or error == REFUSED:  # never allowed
+        status, retry_at = FAILED, None
+    else:
+        delay = min(MAX_BACKOFF_S, settings.webhook_backoff * 2 ** (attempts - 1))
+        status, retry_at = PENDING, now + timedelta(seconds=delay)
+    await asyncio.to_thread(
+        settle, store, delivery.id or 0, status=status, attempts=attempts, error=error, retry_at=retry_at
+    )
+    return error is None
 
 
 async def _post(client: httpx.AsyncClient, settings: Settings, url: str, event: EventRow) -> str | None:
