@@ -53,6 +53,22 @@ def test_no_code_outside_a_declaration_names_a_metric() -> None:
     assert found == []
 
 
+def test_no_template_or_script_of_the_page_names_a_metric() -> None:
+    """The rendered scripts and the page act on the declaration's facts (`NON_NEGATIVE`, `BOOSTING_EVAL`), never
+    on a name: a plug-in metric declared non-negative gets its predictions clipped as rmsle's are."""
+    names = {m.name for m in BUILTIN_METRICS}
+    sources = [p for p in sorted(PACKAGE.rglob("*")) if p.suffix in (".tmpl", ".js", ".html")]
+    assert any(p.suffix == ".tmpl" for p in sources) and any(p.suffix == ".js" for p in sources)
+    found = [
+        f"{path.relative_to(PACKAGE)}:{number} {quoted}"
+        for path in sources
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        for quoted in re.findall(r"[\"']([a-z0-9_]+)[\"']", line)
+        if quoted in names
+    ]
+    assert found == []
+
+
 def test_no_code_outside_a_platform_declaration_asks_for_a_platform_by_name() -> None:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):

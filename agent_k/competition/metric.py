@@ -53,6 +53,9 @@ class Metric:
     """The target must not be negative (the metric divides by it), though predictions may be."""
     log_scale: bool = False
     """Errors are measured on log(1 + y): models learn the logs."""
+    boosting_eval: str | None = None
+    """LightGBM's own name for this metric, watched by early stopping on a binary task instead of the log loss
+    (which stops long before a ranking stops improving)."""
     constant: Constant = "mean"
     """The constant prediction the metric rewards most (a regression prior)."""
     top_k: bool = False

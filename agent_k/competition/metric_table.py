@@ -14,7 +14,7 @@ _labels = partial(Metric, scored_on="labels", usual_task=TaskType.multiclass, ma
 BUILTIN_METRICS: tuple[Metric, ...] = (
     Metric(
         name="auc", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.binary,
-        kernel=measures.auc, kernel_of_classes=measures.macro_auc,
+        kernel=measures.auc, kernel_of_classes=measures.macro_auc, boosting_eval="auc",
         kaggle=("area under", "auc"),
     ),
     Metric(

@@ -187,6 +187,8 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         class_values=literal(metrics.class_values(competition)),
         metric=literal(competition.metric),
         fitted_rule=literal(competition.scored_by.fitted_rule),
+        non_negative=literal(competition.scored_by.non_negative),
+        boosting_eval=literal(competition.scored_by.boosting_eval),
         members="\n".join(_member(recipe, weight, regression) for recipe, weight in members),
         stack=literal(solution.stacker.model_dump() if isinstance(solution, Ensemble) and solution.stacker else None),
     )
