@@ -9,7 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
+import agent_k.dashboard
+from agent_k.dashboard.render import mission_meta
+from agent_k.events.models import EventData
 from agent_k.store.repository import Store
 from tests.support.browser import Watched
 
@@ -140,3 +144,21 @@ def _synthetic_events(n: int) -> list[tuple[str, str | None, dict[str, Any]]]:
         )
     )
     return events
+
+
+def test_the_page_subscribes_to_every_event_type_and_offers_controls_by_the_servers_rules() -> None:
+    """The page reads its vocabularies from its metadata (before: it copied 31 of the 32 event types, without
+    `mission.forked`, and which status allows which control)."""
+    schema = TypeAdapter(EventData).json_schema()
+    sent = sorted(schema["discriminator"]["mapping"])
+    meta = mission_meta({"id": "m", "status": "queued"})
+    assert sorted(meta["event_types"]) == sent and "mission.forked" in sent
+    assert meta["controls"] == {
+        "cancel": ["awaiting_approval", "queued", "running"],
+        "resume": ["cancelled", "failed"],
+        "approve": ["awaiting_approval"],
+        "reject": ["awaiting_approval"],
+    }
+    script = (Path(agent_k.dashboard.__file__).parent / "static" / "mission.js").read_text()
+    assert "source.addEventListener(type, take)" in script and "mission.meta.event_types" in script
+    assert '"approval.granted", "approval.rejected"' not in script, "no copied list of event types"

@@ -12,7 +12,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from agent_k.competition.registry import metric_named, metric_names
+from agent_k.events.models import EVENT_TYPES
 from agent_k.mission.phases import Phase
+from agent_k.store.status import CONTROLS
 
 STATIC = (
     "uplot.iife.min.js",
@@ -59,8 +61,9 @@ def page(template: str, **context: Any) -> str:
 
 
 def mission_meta(document: dict[str, Any]) -> dict[str, Any]:
-    """What the mission page needs besides its events: the metric and its direction, the budget, the status, the
-    phases in their order."""
+    """What the mission page needs besides its events: the metric and its direction, the budget, the status, and
+    the vocabularies it must not copy (the phases in their order, the event types, which status allows which
+    control)."""
     state = document.get("state") or {}
     competition = state.get("selected_competition") or {}
     metric = competition.get("metric")
@@ -71,6 +74,8 @@ def mission_meta(document: dict[str, Any]) -> dict[str, Any]:
         "approval": document.get("approval"),
         "budget_s": document.get("budget_s"),
         "phases": [phase.value for phase in Phase],
+        "event_types": list(EVENT_TYPES),
+        "controls": {name: sorted(statuses) for name, statuses in CONTROLS.items()},
         "metric": metric,
         "maximize": metric_named(metric).maximize if metric in metric_names() else None,
         "result": document.get("result"),

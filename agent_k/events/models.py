@@ -6,7 +6,7 @@ Payloads carry scores, names and counts, never configuration values, so no secre
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -308,6 +308,12 @@ EventData = Annotated[
     | Log,
     Field(discriminator="type"),
 ]
+
+
+EVENT_TYPES: tuple[str, ...] = tuple(
+    get_args(member.model_fields["type"].annotation)[0] for member in get_args(get_args(EventData)[0])
+)
+"""Every event type, in the order above: what a page subscribes to on the stream."""
 
 
 class Event(BaseModel):

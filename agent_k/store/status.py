@@ -81,3 +81,11 @@ RESUMABLE_FAILURES: frozenset[FailureReason] = frozenset(
 )
 """Failure reasons worth another try: a node that raised or a platform that kept failing (maybe a transient
 fault), a quota that resets daily, a snapshot that the code which wrote it can still continue."""
+CONTROLS: dict[str, frozenset[MissionStatus]] = {
+    "cancel": UNFINISHED,
+    "resume": frozenset({MissionStatus.failed, MissionStatus.cancelled}),
+    "approve": frozenset({MissionStatus.awaiting_approval}),
+    "reject": frozenset({MissionStatus.awaiting_approval}),
+}
+"""The statuses each control of `agent_k.mission.control` can act on: the page offers a control only then (the
+control itself still checks the rest, such as a failure's reason)."""

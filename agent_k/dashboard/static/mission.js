@@ -6,25 +6,11 @@ window.AgentK = window.AgentK || {};
 
 (function (AgentK) {
   const TERMINAL = new Set(["mission.completed", "mission.failed", "mission.cancelled"]);
-  const TYPES = [
-    "mission.started", "mission.completed", "mission.failed", "mission.cancelled", "phase.started",
-    "phase.completed", "phase.failed", "phase.fallback", "budget.warning", "competition.selected",
-    "research.finding", "media.gallery", "candidate.evaluated", "evolution.generation", "evolution.ensemble",
-    "evolution.pick",    "approval.requested", "approval.granted", "approval.rejected", "submission.created", "submission.scored",
-    "tool.narrowed", "transition.blocked", "phase.transition", "exploration.saturation", "agent.nudged",
-    "step.failed", "phase.repair.started", "phase.repair.succeeded", "phase.repair.failed", "log",
-  ];
   /* Moments marked on a phase's lane in the timeline. */
   const TICKS = new Set([
     "budget.warning", "phase.fallback", "step.failed", "phase.repair.started", "phase.repair.succeeded",
     "phase.repair.failed", "agent.nudged", "transition.blocked", "phase.transition",
   ]);
-  const ACTIONS = {
-    cancel: new Set(["queued", "running", "awaiting_approval"]),
-    resume: new Set(["failed", "cancelled"]),
-    approve: new Set(["awaiting_approval"]),
-    reject: new Set(["awaiting_approval"]),
-  };
 
   function node(tag, attributes, ...children) {
     const element = document.createElement(tag);
@@ -263,7 +249,7 @@ window.AgentK = window.AgentK || {};
       banner.textContent = "Waiting for approval before Submission.";
       if (m.failure) { banner.hidden = false; banner.textContent = `Failed: ${m.failure}`; }
       for (const button of document.querySelectorAll("#actions button")) {
-        button.disabled = !ACTIONS[button.dataset.action].has(m.status);
+        button.disabled = !m.meta.controls[button.dataset.action].includes(m.status);
       }
     }
 
@@ -413,7 +399,7 @@ window.AgentK = window.AgentK || {};
       const event = JSON.parse(message.data);
       if (mission.add(event)) page.schedule();
     };
-    for (const type of TYPES) source.addEventListener(type, take);
+    for (const type of mission.meta.event_types) source.addEventListener(type, take);
     // The server ends the stream after the mission's last terminal event (an earlier one, before a resume, does
     // not end it); a stream that closes there is not reopened.
     source.addEventListener("error", () => { if (mission.ended) source.close(); });
