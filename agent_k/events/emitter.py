@@ -24,20 +24,32 @@ class EventEmitter:
     a reader following the store never sees a later seq before an earlier one.
     """
 
-    def __init__(self, store: Store, mission_id: str, last_seq: int, scrub: Scrubber | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        mission_id: str,
+        last_seq: int,
+        scrub: Scrubber | None = None,
+        recorded: Subscriber | None = None,
+    ) -> None:
         self.store = store
         self.mission_id = mission_id
         self.scrub = scrub or Scrubber()
         """Applied to every payload before it is stored or handed on: no secret leaves in an event."""
         self._seq = last_seq
         self._subscribers: list[Subscriber] = []
+        self._recorded = recorded
+        """Called in the writing thread right after each event is stored: store work that must follow an event
+        (a webhook delivery owed) without blocking the event loop."""
         self._lock = asyncio.Lock()
         self._unfinished: asyncio.Task[None] | None = None
         """A write whose emitter was cancelled; it goes on in its thread, and the next emit waits for it."""
 
     @classmethod
-    async def open(cls, store: Store, mission_id: str, scrub: Scrubber | None = None) -> EventEmitter:
-        return cls(store, mission_id, await asyncio.to_thread(store.last_event_seq, mission_id), scrub)
+    async def open(
+        cls, store: Store, mission_id: str, scrub: Scrubber | None = None, recorded: Subscriber | None = None
+    ) -> EventEmitter:
+        return cls(store, mission_id, await asyncio.to_thread(store.last_event_seq, mission_id), scrub, recorded)
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
@@ -58,17 +70,7 @@ class EventEmitter:
                 phase=phase,
                 data=data,
             )
-            write = asyncio.create_task(
-                asyncio.to_thread(
-                    self.store.append_event,
-                    self.mission_id,
-                    seq=event.seq,
-                    type=event.type,
-                    phase=phase,
-                    payload=payload,
-                    ts=event.ts,
-                )
-            )
+            write = asyncio.create_task(asyncio.to_thread(self._write, event, payload))
             self._seq = event.seq
             try:
                 await asyncio.shield(write)
@@ -84,6 +86,16 @@ class EventEmitter:
             except Exception:  # a broken viewer must never break the mission
                 log.exception("event subscriber failed")
         return event
+
+    def _write(self, event: Event, payload: str) -> None:
+        self.store.append_event(
+            self.mission_id, seq=event.seq, type=event.type, phase=event.phase, payload=payload, ts=event.ts
+        )
+        if self._recorded is not None:
+            try:
+                self._recorded(event)
+            except Exception:  # the event is stored: what follows it must not unmake it
+                log.exception("what follows event %s failed", event.seq)
 
     async def _settle(self) -> None:
         """Wait for a write left running by a cancelled emit; if it failed, its seq is free again."""

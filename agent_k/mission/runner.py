@@ -213,10 +213,13 @@ class MissionRunner:
         notes: list[str] | None = None,
     ) -> MissionResult:
         scrub = collect(self.settings)
-        emitter = await EventEmitter.open(self.store, state.mission_id, scrub)
+
+        def owe(event: Event) -> None:  # in the thread that stored the event: the delivery owed follows it there
+            webhooks.owe_for(self.store, event.mission_id, event.seq, event.type)
+
+        emitter = await EventEmitter.open(self.store, state.mission_id, scrub, recorded=owe)
         if self.on_event is not None:
             emitter.subscribe(self.on_event)
-        emitter.subscribe(lambda event: webhooks.owe_for(self.store, event.mission_id, event.seq, event.type))
         mission_dir = self.settings.missions_dir / state.mission_id
         mission_dir.mkdir(parents=True, exist_ok=True)
         clock = BudgetClock(state.budget, deadlines(self.contract))
@@ -331,7 +334,7 @@ class MissionRunner:
         """What the mission owes its webhook now that it stopped; a receiver that fails is left to the workers."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(
-                webhooks.deliver_due(self.store, self.settings, mission_id=mission_id, http=http), 15
+                webhooks.deliver_due(self.store, self.settings, mission_id=mission_id, http=http), WEBHOOK_WAIT_S
             )
 
     async def _stopped_at_the_limit(
