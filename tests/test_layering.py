@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -118,3 +120,11 @@ def test_platforms_and_ml_do_not_import_each_other() -> None:
 
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycles({("a", "b"): [], ("b", "c"): [], ("c", "a"): [], ("c", "d"): []}) == [["a", "b", "c"]]
+
+
+def test_the_event_models_load_no_database_library() -> None:
+    """A page, a client or the API's schemas read events without SQLAlchemy (before: the package's face loaded
+    the emitter, and with it the store)."""
+    probe = "import sys, agent_k.events.models; print(sorted(m for m in sys.modules if m.startswith('sqlalchemy')))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
