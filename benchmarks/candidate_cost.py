@@ -29,9 +29,9 @@ from agent_k.ml.evaluate import CompetitionData
 from agent_k.ml.executors import DaskEvaluator, Evaluator, LocalEvaluator
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.requests import EvaluationRequest
-from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits
 
 SMALL = ("penguins", "titanic", "breast-cancer", "wine", "digits", "diabetes", "diamonds")
 

@@ -1,5 +1,5 @@
 """How long reading what comes back from a sandbox takes, for honest and hostile streams: the frame reader
-(`agent_k.ml.sandbox.frames`) against Python's `tarfile`, which the runner read before, on the same inputs.
+(`agent_k.sandbox.frames`) against Python's `tarfile`, which the runner read before, on the same inputs.
 
 Honest: one 64 MiB output. Hostile: a pax header whose `hdrcharset` search is quadratic in Python 3.11's
 tarfile (CVE-2024-6232), a header line that never ends, a file announced far over its cap. Each is fed in 1 MiB
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_k.ml.sandbox.frames import FrameError, FrameReader
+from agent_k.sandbox.frames import FrameError, FrameReader
 
 CAP = 128 * 2**20
 CHUNK = 1 << 20

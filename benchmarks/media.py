@@ -33,10 +33,10 @@ from ml_quality import ratio, run_mission
 
 from agent_k.competition import Competition
 from agent_k.ml.featurise import FeaturePlan, featurise
-from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.board import read_board
 from agent_k.platforms.local.user_files import UserTables
+from agent_k.sandbox import Limits
 
 MEDIA_BUILTINS = ("digits-images", "photo-zoom", "synth-sounds")
 STRONG = {

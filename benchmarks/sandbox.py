@@ -30,7 +30,7 @@ HARDENED_SINCE = "2820ab6"
 
 def serve(kind: str, root: Path) -> None:
     """The child: start one candidate per line read, answer with the seconds it took."""
-    from agent_k.ml.sandbox import Job, Limits, run_sandboxed
+    from agent_k.sandbox import Job, Limits, run_sandboxed
 
     script, data = root / "noop.py", root / "data"
     script.write_text("open('out.csv', 'w').write('a\\n1\\n')\n")

@@ -31,11 +31,11 @@ import pandas as pd
 from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
-from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
 from agent_k.ml.sizing import data_mb, size_candidates
 from agent_k.ml.tables import write_tables
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits
 
 
 def research(data_dir: Path, spec: Any) -> tuple[dict[str, float], Any]:

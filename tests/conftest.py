@@ -172,7 +172,7 @@ def media_home(home: Path, media_models: Path) -> Path:
 def sandbox_kind(request: pytest.FixtureRequest) -> str:
     """Each sandbox in turn; bubblewrap only where it can run."""
     if request.param == "bwrap":
-        from agent_k.ml.sandbox import bwrap_problem
+        from agent_k.sandbox import bwrap_problem
 
         need_tool(bwrap_problem())
     return str(request.param)

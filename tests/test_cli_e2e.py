@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from agent_k.mission.phases import Phase
-from agent_k.ml.sandbox.identity import sandbox_identity
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox.identity import sandbox_identity
 from agent_k.store.repository import Store
 from tests.conftest import AGENT_K, CliResult, run_cli
 
@@ -91,7 +91,7 @@ def _standing_by_hand(board_file: Path, score: float, maximize: bool) -> tuple[i
 
 class _Candidates:
     """The accounts every candidate under a process ran as, seen in /proc while it runs: the sandbox's supervisor
-    and the candidates it forks (`agent_k/ml/sandbox/_supervise.py`)."""
+    and the candidates it forks (`agent_k/sandbox/_supervise.py`)."""
 
     def __init__(self, root: int) -> None:
         self.root, self.uids, self._stop = root, set[int](), threading.Event()

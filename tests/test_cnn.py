@@ -22,10 +22,10 @@ from agent_k.ml.families import DataTraits, ModelFamily, recommended
 from agent_k.ml.featurise import FeaturePlan, featurise, keeps_pixels, media_notes, plan_features
 from agent_k.ml.recipes import Ensemble
 from agent_k.ml.render import MEDIA_PIXELS, render_solution
-from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
+from agent_k.sandbox import Limits
 from tests.support.mlebench_media import aerial_cactus_identification, tensorflow_speech_recognition_challenge
 
 QUICK = {"steps": 80, "width": 8}

@@ -23,8 +23,8 @@ from agent_k.mission.nodes.base import PhaseContext
 from agent_k.mission.phases import Phase
 from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import MissionResult
-from agent_k.ml.sandbox import Job, Limits, run_sandboxed
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Job, Limits, run_sandboxed
 from agent_k.store.repository import Store
 from tests.conftest import contract_for, processes_with, run_cli, wait_until_gone
 

@@ -51,7 +51,7 @@ def test_every_mode_strategy_finding_removal_and_tool_is_documented() -> None:
 
 
 def test_every_refused_system_call_is_documented_with_its_reason() -> None:
-    from agent_k.ml.sandbox.seccomp import CLONE3, REFUSED
+    from agent_k.sandbox.seccomp import CLONE3, REFUSED
 
     documented = (DOCS / "security.md").read_text()
     missing = [name for name in [*REFUSED, CLONE3] if f"`{name}`" not in documented]

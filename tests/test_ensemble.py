@@ -32,10 +32,10 @@ from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, load_solution
 from agent_k.ml.requests import EvaluationRequest
-from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
 from agent_k.ml.stacking import stack
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits
 from agent_k.store.status import CandidateStatus
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)

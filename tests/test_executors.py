@@ -16,9 +16,9 @@ from agent_k.ml.evaluate import CompetitionData
 from agent_k.ml.executors import DaskEvaluator, ExecutorError, LocalEvaluator, make_evaluator
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.requests import EvaluationRequest
-from agent_k.ml.sandbox import Limits, bwrap_problem
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits, bwrap_problem
 from agent_k.store.repository import Store
 from tests.conftest import need_tool
 

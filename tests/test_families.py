@@ -12,13 +12,12 @@ import pandas as pd
 import pytest
 
 from agent_k.ml.evaluate import CompetitionData, evaluate
-from agent_k.ml.families import FAMILIES, SVM_ROWS, DataTraits, ModelFamily, recommended
+from agent_k.ml.families import FAMILIES, SVM_ROWS, WARM_PRELOAD, DataTraits, ModelFamily, recommended
 from agent_k.ml.profiling import profile
-from agent_k.ml.sandbox import Limits
-from agent_k.ml.sandbox.warm import PRELOAD
 from agent_k.ml.search import default_recipe
 from agent_k.ml.search.space import SPACE, check_recipe
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits
 
 
 @pytest.mark.parametrize("family", list(ModelFamily))
@@ -31,9 +30,9 @@ def test_each_family_is_declared_whole(family: ModelFamily) -> None:
     module = importlib.import_module(spec.module)
     assert callable(getattr(module, spec.classifier)) and callable(getattr(module, spec.regressor))
     if spec.copied:  # its source goes into the script: torch stays out of the warm workers
-        assert spec.module not in PRELOAD and not spec.preload
+        assert spec.module not in WARM_PRELOAD and not spec.preload
     else:
-        assert spec.module in PRELOAD, "a warm worker imports what the family's scripts import"
+        assert spec.module in WARM_PRELOAD, "a warm worker imports what the family's scripts import"
 
 
 def test_research_orders_the_families_by_the_data() -> None:

@@ -18,11 +18,11 @@ from agent_k.mission.nodes.evolution import settle
 from agent_k.mission.state import EvolutionState
 from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.recipes import ModelFamily
-from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import FeatureOptions, Scored, default_recipe, starting_recipe
 from agent_k.ml.search.selection import MAX_SEEDS, feature_starters
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_files
+from agent_k.sandbox import Limits
 
 CV = CVScheme(kind="stratified_kfold", n_folds=5)
 

@@ -1,4 +1,4 @@
-"""What comes back from a sandbox is read as frames (`agent_k.ml.sandbox.frames`): only wanted files, each under
+"""What comes back from a sandbox is read as frames (`agent_k.sandbox.frames`): only wanted files, each under
 its cap, nothing half-written, and no path a forged stream can make slow."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_k.ml.sandbox.frames import FrameError, FrameReader
+from agent_k.sandbox.frames import FrameError, FrameReader
 
 
 def test_the_frame_reader_takes_only_wanted_files_under_their_caps(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_k.ml.sandbox import bwrap, gpu_usable
-from agent_k.ml.sandbox.bwrap import gpu_devices
-from agent_k.ml.sandbox.cgroups import available
+from agent_k.sandbox import bwrap, gpu_usable
+from agent_k.sandbox.bwrap import gpu_devices
+from agent_k.sandbox.cgroups import available
 from tests.support.sandboxed import run_script
 
 

@@ -29,9 +29,9 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.recipes import Script
 from agent_k.ml.requests import EvaluationRequest, evaluate_solution
-from agent_k.ml.sandbox import Limits
-from agent_k.ml.sandbox.cgroups import available
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits
+from agent_k.sandbox.cgroups import available
 from agent_k.store.repository import Store
 from tests.conftest import wait_until_gone
 from tests.support.hostile_evolver import hostile_evolver

@@ -28,12 +28,12 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.ml.evaluate import CompetitionData
 from agent_k.ml.recipes import ModelFamily, Script
 from agent_k.ml.requests import EvaluationRequest, evaluate_solution
-from agent_k.ml.sandbox import Job, Limits, bwrap_problem
-from agent_k.ml.sandbox.identity import sandbox_identity
-from agent_k.ml.sandbox.warm import WarmPool
 from agent_k.ml.search import DEFAULTS
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import UserTables
+from agent_k.sandbox import Job, Limits, bwrap_problem
+from agent_k.sandbox.identity import sandbox_identity
+from agent_k.sandbox.warm import WarmPool
 from agent_k.store.repository import Store
 from tests.conftest import need_tool
 from tests.support.hostile_evolver import hostile_evolver

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from agent_k.ml.sandbox import Job, Limits, bwrap_problem, run_sandboxed
-from agent_k.ml.sandbox.identity import sandbox_identity
+from agent_k.sandbox import Job, Limits, bwrap_problem, run_sandboxed
+from agent_k.sandbox.identity import sandbox_identity
 from tests.conftest import REQUIRE_TOOLS_ENV, need_tool, processes_with
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ LAYERS = (
     ("dashboard",),
     ("mission",),
     ("ml", "platforms"),
-    ("competition", "store", "events", "media"),
+    ("competition", "store", "events", "media", "sandbox"),
     ("config", "secrets", "llm", "tracing", "_blocking", "_failpoints", "_declarations"),
 )
 """Top to bottom: a package may import the floors below it, and its own floor where no cycle results."""
@@ -116,6 +116,13 @@ def test_imports_point_down_the_layers() -> None:
 def test_platforms_and_ml_do_not_import_each_other() -> None:
     edges = package_edges()
     assert ("platforms", "ml") not in edges and ("ml", "platforms") not in edges
+
+
+def test_the_sandbox_stands_alone_on_the_settings() -> None:
+    """The trust boundary is audited on its own: it imports nothing of ours but `config`, and what a warm worker
+    preloads comes from its caller."""
+    imported = {target for source, target in package_edges() if source == "sandbox"}
+    assert imported == {"config"}
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:

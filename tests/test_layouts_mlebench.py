@@ -15,10 +15,10 @@ from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
-from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
+from agent_k.sandbox import Limits
 from tests.conftest import run_cli
 from tests.support.mlebench import MAKERS, spaceship_titanic
 

@@ -20,9 +20,9 @@ import pytest
 
 from agent_k.ml.featurise import FeaturePlan, featurise
 from agent_k.ml.render import MEDIA_FEATURES, MEDIA_PIXELS
-from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
+from agent_k.sandbox import Limits
 from tests.conftest import AGENT_K, run_cli
 from tests.support.browser import Watched
 from tests.support.mlebench_media import MAKERS, aerial_cactus_identification, dog_breed_identification

@@ -26,9 +26,9 @@ from agent_k.ml.evaluate import Evaluation
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.recipes import ModelFamily, Recipe
 from agent_k.ml.requests import EvaluationRequest
-from agent_k.ml.sandbox import Limits
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_files
+from agent_k.sandbox import Limits
 from agent_k.store.repository import Store
 from tests.conftest import contract_for
 

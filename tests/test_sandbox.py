@@ -20,7 +20,8 @@ from agent_k.competition import Criteria
 from agent_k.config import Settings
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.runner import MissionRunner
-from agent_k.ml.sandbox import (
+from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import (
     Job,
     Limits,
     SandboxResult,
@@ -29,12 +30,11 @@ from agent_k.ml.sandbox import (
     network_isolation_available,
     run_sandboxed,
 )
-from agent_k.ml.sandbox.basic import PRIVATE
-from agent_k.ml.sandbox.bwrap import WORK
-from agent_k.ml.sandbox.cgroups import available
-from agent_k.ml.sandbox.reader import TableShape, UntrustedOutput, check_shape
-from agent_k.ml.sandbox.run import LOG_TAIL_BYTES
-from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox.basic import PRIVATE
+from agent_k.sandbox.bwrap import WORK
+from agent_k.sandbox.cgroups import available
+from agent_k.sandbox.reader import TableShape, UntrustedOutput, check_shape
+from agent_k.sandbox.run import LOG_TAIL_BYTES
 from agent_k.store.repository import Store
 from tests.conftest import need_tool, wait_until_gone
 from tests.support.sandboxed import run_script

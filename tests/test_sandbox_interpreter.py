@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_k.ml.sandbox import bwrap, bwrap_problem
+from agent_k.sandbox import bwrap, bwrap_problem
 from tests.support.sandboxed import run_script
 
 RELATIVE_RUNNER = """
@@ -20,7 +20,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from agent_k.ml.sandbox import Job, Limits, run_sandboxed
+from agent_k.sandbox import Job, Limits, run_sandboxed
 
 script = Path("candidate.py")
 script.write_text("print('ran')")
@@ -53,8 +53,8 @@ def test_an_environment_only_its_owner_reads_is_the_sandbox_users_own_in_the_bas
     as it is, is refused saying which folder and what to do instead of a bare EACCES."""
     if os.geteuid() != 0:
         pytest.skip("only a root runner's candidates run as another account")
-    from agent_k.ml.sandbox.identity import sandbox_identity
-    from agent_k.ml.sandbox.policy import basic_problem
+    from agent_k.sandbox.identity import sandbox_identity
+    from agent_k.sandbox.policy import basic_problem
 
     private = tmp_path / "venv"
     (private / "lib").mkdir(parents=True)

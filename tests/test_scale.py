@@ -15,11 +15,11 @@ import pytest
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import CompetitionData, evaluate
 from agent_k.ml.recipes import ModelFamily
-from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import Scored, default_recipe, propose
 from agent_k.ml.sizing import size_candidates
 from agent_k.ml.tables import has_tables, write_tables
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits
 from agent_k.store.repository import Store
 from tests.conftest import run_cli
 from tests.support.builtins import boardless_builtin

@@ -22,10 +22,10 @@ from agent_k.ml.harness import evaluate_script
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily, Script
 from agent_k.ml.render import render_solution
-from agent_k.ml.sandbox import Limits, bwrap_problem
 from agent_k.ml.search import default_recipe
 from agent_k.ml.search.selection import feature_options
 from agent_k.ml.splits import splits
+from agent_k.sandbox import Limits, bwrap_problem
 from tests.conftest import need_tool
 
 RNG = np.random.default_rng(11)

@@ -23,9 +23,9 @@ from agent_k.ml.prior import evaluate_prior
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.render import refits, render_solution
-from agent_k.ml.sandbox import Limits
 from agent_k.ml.search import FeatureOptions, default_recipe, feature_options, mutate, starting_recipe
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits
 from tests.support.builtins import prepared_builtin
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)

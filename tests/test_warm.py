@@ -16,9 +16,9 @@ from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.recipes import ModelFamily, Script
 from agent_k.ml.render import render_solution
 from agent_k.ml.requests import EvaluationRequest
-from agent_k.ml.sandbox import Limits, bwrap_problem
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
+from agent_k.sandbox import Limits, bwrap_problem
 from tests.conftest import need_tool
 
 CV = CVScheme(kind="stratified_kfold", n_folds=3)
@@ -121,8 +121,8 @@ def test_a_warm_worker_sees_only_its_data_and_writes_nothing_of_the_host(
         " + repr(sorted(os.listdir('/sandbox/data'))))\n"
     )
     (tmp_path / "elsewhere").write_text("secret")
-    from agent_k.ml.sandbox import Job
-    from agent_k.ml.sandbox.warm import WarmPool
+    from agent_k.sandbox import Job
+    from agent_k.sandbox.warm import WarmPool
 
     pool = WarmPool(1)
     job = Job(script=probe / "solution.py", data=penguins.data_dir, outputs={"seen.txt": 4096})

@@ -24,9 +24,9 @@ from agent_k.mission.state import MissionState
 from agent_k.ml.ensemble import MAX_MEMBERS, Blend, select_blend, write_blend
 from agent_k.ml.evaluate import OOF, TEST_PREDICTIONS, CompetitionData, OutOfFold, read_oof, read_test_predictions
 from agent_k.ml.recipes import Ensemble, Recipe
-from agent_k.ml.sandbox import UntrustedOutput
 from agent_k.ml.search import improved, niche_elites
 from agent_k.ml.stacking import can_stack, stack
+from agent_k.sandbox import UntrustedOutput
 
 POOL_SIZE = 8
 STEP_S = 0.5

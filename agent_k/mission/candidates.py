@@ -22,9 +22,9 @@ from agent_k.mission.state import CandidateMemory, MissionState
 from agent_k.ml.evaluate import CompetitionData, Evaluation
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, Solution, load_solution
 from agent_k.ml.requests import EvaluationRequest
-from agent_k.ml.sandbox import Limits, UntrustedOutput, read_regular
 from agent_k.ml.search import Proposal, Scored
 from agent_k.ml.sizing import data_mb, size_candidates
+from agent_k.sandbox import Limits, UntrustedOutput, read_regular
 from agent_k.secrets import Scrubber
 from agent_k.store.models import CandidateRow, utcnow
 from agent_k.store.status import CandidateStatus

@@ -12,8 +12,8 @@ from agent_k.config import Settings
 from agent_k.events.emitter import EventEmitter
 from agent_k.mission.budget import BudgetClock
 from agent_k.ml.executors import Evaluator
-from agent_k.ml.sandbox import SandboxChoice
 from agent_k.platforms.base import PlatformAdapter
+from agent_k.sandbox import SandboxChoice
 from agent_k.secrets import Scrubber
 from agent_k.store.repository import Store
 

@@ -20,7 +20,7 @@ from agent_k.mission.state import MissionState
 from agent_k.ml.evaluate import SUBMISSION, CompetitionData
 from agent_k.ml.prior import evaluate_prior
 from agent_k.ml.recipes import Prior
-from agent_k.ml.sandbox import shared_reader
+from agent_k.sandbox import shared_reader
 
 
 async def archive_prior(ctx: GraphContext, state: MissionState, phase: Phase) -> ArchivedCandidate:

@@ -170,7 +170,7 @@ def resolve_model(mode: Mode, model: str | None) -> str | None:
 
 def check_sandbox(settings: Settings) -> None:
     """The sandbox the settings insist on can run here."""
-    from agent_k.ml.sandbox import SandboxUnavailable, choose
+    from agent_k.sandbox import SandboxUnavailable, choose
 
     try:
         choose(settings.sandbox, settings.sandbox_user)

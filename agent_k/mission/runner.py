@@ -34,9 +34,9 @@ from agent_k.mission.nodes import PHASE_NODES, PhaseNode
 from agent_k.mission.phases import Mode, Phase
 from agent_k.mission.state import MissionResult, MissionState
 from agent_k.ml.executors import Evaluator, LocalEvaluator
-from agent_k.ml.sandbox import SandboxChoice, SandboxUnavailable, choose, gpu_devices
 from agent_k.platforms.base import PlatformAdapter, PlatformError
 from agent_k.platforms.factory import open_platform
+from agent_k.sandbox import SandboxChoice, SandboxUnavailable, choose, gpu_devices
 from agent_k.secrets import collect
 from agent_k.store.models import MissionRow
 from agent_k.store.repository import Store, as_utc

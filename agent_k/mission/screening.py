@@ -12,7 +12,7 @@ from agent_k.ml.executors import Evaluator
 from agent_k.ml.families import TIMED_ROUNDS_STRETCH
 from agent_k.ml.recipes import Recipe, Solution
 from agent_k.ml.requests import EvaluationRequest
-from agent_k.ml.sandbox import Limits
+from agent_k.sandbox import Limits
 from agent_k.store.status import CandidateStatus
 
 

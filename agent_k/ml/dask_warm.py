@@ -3,7 +3,7 @@
 A Dask task is a function call in a worker's thread: run there as it is, each candidate would start a cold
 sandboxed interpreter (about 4 s on two cores, against 0.5 s warm). `WarmPoolPlugin` is a worker plugin that gives
 each Dask worker the local evaluator's `WarmPool` (fork-server sandboxes with the libraries imported, one clean
-child per job: `agent_k.ml.sandbox.warm`) and an event loop of its own in a thread to drive it; tasks hand their
+child per job: `agent_k.sandbox.warm`) and an event loop of its own in a thread to drive it; tasks hand their
 evaluation to that loop. Imported only where a Dask executor is used (`pip install 'agent-k[dask]'`).
 """
 
@@ -17,8 +17,9 @@ from typing import Any
 from distributed import WorkerPlugin, get_worker
 
 from agent_k.ml.evaluate import Evaluation
+from agent_k.ml.families import WARM_PRELOAD
 from agent_k.ml.requests import EvaluationRequest, evaluate_solution
-from agent_k.ml.sandbox.warm import WarmPool
+from agent_k.sandbox.warm import WarmPool
 
 PLUGIN = "agent-k-warm"
 
@@ -32,7 +33,7 @@ class WarmPoolPlugin(WorkerPlugin):
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="agent-k-warm", daemon=True)
         self.thread.start()
-        self.pool = WarmPool(max(1, int(worker.state.nthreads)))
+        self.pool = WarmPool(max(1, int(worker.state.nthreads)), WARM_PRELOAD)
 
     def teardown(self, worker: Any) -> None:
         self.pool.close()

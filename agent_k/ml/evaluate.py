@@ -18,9 +18,9 @@ from agent_k.competition.submission_format import validate_frame
 from agent_k.ml.folds import scored_rows
 from agent_k.ml.recipes import Ensemble, Recipe
 from agent_k.ml.render import render_solution
-from agent_k.ml.sandbox import Job, Limits, Runner, TableShape, UntrustedOutput, run_sandboxed, shared_reader
 from agent_k.ml.splits import fold_columns, splits
 from agent_k.ml.tables import has_tables, read_table
+from agent_k.sandbox import Job, Limits, Runner, TableShape, UntrustedOutput, run_sandboxed, shared_reader
 from agent_k.store.status import CandidateStatus
 
 SUBMISSION, OOF, TEST_PREDICTIONS = "submission.csv", "oof.csv", "test_predictions.csv"

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_k.ml.evaluate import Evaluation
+from agent_k.ml.families import WARM_PRELOAD
 from agent_k.ml.requests import EvaluationRequest, evaluate_solution
-from agent_k.ml.sandbox import run_sandboxed
-from agent_k.ml.sandbox.warm import WarmPool
+from agent_k.sandbox import run_sandboxed
+from agent_k.sandbox.warm import WarmPool
 
 
 class ExecutorError(Exception):
@@ -31,14 +32,14 @@ class Evaluator(Protocol):
 @dataclass
 class LocalEvaluator:
     """Sandboxed child processes of this one, `parallelism` at a time; our templates run in warm workers
-    (`agent_k.ml.sandbox.warm`) unless `warm` is off."""
+    (`agent_k.sandbox.warm`) unless `warm` is off."""
 
     parallelism: int
     warm: bool = True
     _pool: WarmPool = field(init=False)
 
     def __post_init__(self) -> None:
-        self._pool = WarmPool(self.parallelism)
+        self._pool = WarmPool(self.parallelism, WARM_PRELOAD)
 
     async def evaluate(self, request: EvaluationRequest) -> Evaluation:
         return await evaluate_solution(request, run=self._pool.run if self.warm else run_sandboxed)

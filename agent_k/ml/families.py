@@ -266,3 +266,19 @@ def recommended(data: DataTraits) -> list[ModelFamily]:
 def preloaded_modules() -> tuple[str, ...]:
     """What a warm worker imports for the families, each module once."""
     return tuple(dict.fromkeys(module for spec in FAMILIES.values() for module in spec.preload))
+
+
+WARM_PRELOAD = (
+    "numpy",
+    "pandas",
+    "pyarrow.parquet",
+    "sklearn.base",
+    "sklearn.compose",
+    "sklearn.impute",
+    "sklearn.model_selection",
+    "sklearn.pipeline",
+    "sklearn.preprocessing",
+    *preloaded_modules(),
+)
+"""What a warm worker's parent imports once (`agent_k.sandbox.warm.WarmPool.preload`): what every rendered
+script reads, and what the model families declare."""

@@ -31,8 +31,8 @@ from agent_k.media.warmup import NUMBA_CACHE, compiled_kernels
 from agent_k.ml.families import FINE_TUNE_BATCH, ModelFamily
 from agent_k.ml.literals import in_docstring, literal
 from agent_k.ml.render import MEDIA_FEATURES, MEDIA_PIXELS, library
-from agent_k.ml.sandbox import Job, Limits, run_sandboxed
 from agent_k.ml.tables import unlocked
+from agent_k.sandbox import Job, Limits, run_sandboxed
 
 IMAGES_PER_SECOND = 170.0
 """EfficientNet-Lite0 at 128 px on two cores, decoding included (docs/benchmarks.md): the plan's yardstick."""

@@ -28,8 +28,8 @@ from agent_k.ml.evaluate import SUBMISSION, CompetitionData, Evaluation, read_pr
 from agent_k.ml.labels import labelled, reinfer
 from agent_k.ml.recipes import Script
 from agent_k.ml.render import MEDIA_FEATURES
-from agent_k.ml.sandbox import Job, Limits, UntrustedOutput, bwrap_problem, resolve, run_sandboxed
 from agent_k.ml.splits import splits
+from agent_k.sandbox import Job, Limits, UntrustedOutput, bwrap_problem, resolve, run_sandboxed
 from agent_k.store.status import CandidateStatus
 
 PREDICTIONS = "predictions.csv"

@@ -11,7 +11,7 @@ from agent_k.ml.evaluate import CompetitionData, Evaluation, evaluate
 from agent_k.ml.harness import evaluate_script
 from agent_k.ml.prior import evaluate_prior
 from agent_k.ml.recipes import Prior, Script, Solution
-from agent_k.ml.sandbox import Limits, Runner, run_sandboxed
+from agent_k.sandbox import Limits, Runner, run_sandboxed
 
 
 @dataclass(frozen=True)

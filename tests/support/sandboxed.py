@@ -6,7 +6,7 @@ import asyncio
 import textwrap
 from pathlib import Path
 
-from agent_k.ml.sandbox import Job, Limits, SandboxResult, run_sandboxed
+from agent_k.sandbox import Job, Limits, SandboxResult, run_sandboxed
 
 
 def run_script(

@@ -24,8 +24,8 @@ from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import RepairGoal, Step, StepError, run_step
 from agent_k.mission.state import MissionResult
 from agent_k.ml.recipes import ModelFamily
-from agent_k.ml.sandbox import shared_reader
 from agent_k.ml.search import Proposal, first_recipes, ranked
+from agent_k.sandbox import shared_reader
 from agent_k.store.status import FailureReason
 
 MODEL_MIN_S = 2.0

@@ -23,8 +23,8 @@ from agent_k.mission.state import MissionResult
 from agent_k.ml.featurise import CHUNK_TIMEOUT_S, FeaturesFailed, featurise, media_notes, plan_features
 from agent_k.ml.gallery import examples, previews
 from agent_k.ml.profiling import profile, recommended_families
-from agent_k.ml.sandbox import gpu_usable
 from agent_k.ml.tables import write_tables
+from agent_k.sandbox import gpu_usable
 from agent_k.store.status import FailureReason
 
 if TYPE_CHECKING:

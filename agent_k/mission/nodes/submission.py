@@ -23,7 +23,6 @@ from agent_k.mission.state import MissionResult
 from agent_k.ml.evaluate import OOF, CompetitionData, read_predictions
 from agent_k.ml.gallery import mistakes, previews
 from agent_k.ml.recipes import Prior
-from agent_k.ml.sandbox import MAX_FILE_MB, UntrustedOutput, read_regular
 from agent_k.platforms.base import (
     LeaderboardIncomplete,
     PlatformError,
@@ -40,6 +39,7 @@ from agent_k.platforms.submissions import (
     find_by_key,
     wait_for_score,
 )
+from agent_k.sandbox import MAX_FILE_MB, UntrustedOutput, read_regular
 from agent_k.store.status import FailureReason
 
 UPLOAD = Step(Phase.submission, "upload", "submit the validated file exactly once and get it scored")

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agent_k.ml.sandbox import basic, bwrap, cgroups
-from agent_k.ml.sandbox.cgroups import CandidateGroups
-from agent_k.ml.sandbox.identity import SandboxUserError, sandbox_identity
-from agent_k.ml.sandbox.launcher import launcher_command
-from agent_k.ml.sandbox.seccomp import SeccompUnavailable, filter_bpf, filter_fd
+from agent_k.sandbox import basic, bwrap, cgroups
+from agent_k.sandbox.cgroups import CandidateGroups
+from agent_k.sandbox.identity import SandboxUserError, sandbox_identity
+from agent_k.sandbox.launcher import launcher_command
+from agent_k.sandbox.seccomp import SeccompUnavailable, filter_bpf, filter_fd
 
 PROBE_ATTEMPTS = 3
 PROBE_BACKOFF_S = 0.3

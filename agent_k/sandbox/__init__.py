@@ -2,9 +2,9 @@
 a scrubbed environment, an unprivileged host user when the runner is root; and the reading of whatever a
 candidate leaves behind, in disposable processes."""
 
-from agent_k.ml.sandbox.bwrap import gpu_devices
-from agent_k.ml.sandbox.launcher import gpu_usable
-from agent_k.ml.sandbox.policy import (
+from agent_k.sandbox.bwrap import gpu_devices
+from agent_k.sandbox.launcher import gpu_usable
+from agent_k.sandbox.policy import (
     SandboxChoice,
     SandboxKind,
     SandboxSetting,
@@ -13,7 +13,7 @@ from agent_k.ml.sandbox.policy import (
     choose,
     resolve,
 )
-from agent_k.ml.sandbox.reader import (
+from agent_k.sandbox.reader import (
     OutputReader,
     TableShape,
     UntrustedOutput,
@@ -21,7 +21,7 @@ from agent_k.ml.sandbox.reader import (
     read_tail,
     shared_reader,
 )
-from agent_k.ml.sandbox.run import (
+from agent_k.sandbox.run import (
     MAX_FILE_MB,
     Job,
     Limits,

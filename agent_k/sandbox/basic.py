@@ -21,9 +21,9 @@ import stat
 import sys
 from pathlib import Path
 
-from agent_k.ml.sandbox import bwrap
-from agent_k.ml.sandbox.identity import Identity
-from agent_k.ml.sandbox.seccomp import SeccompUnavailable, filter_fd
+from agent_k.sandbox import bwrap
+from agent_k.sandbox.identity import Identity
+from agent_k.sandbox.seccomp import SeccompUnavailable, filter_fd
 
 PRIVATE = ".sandbox"
 """The folder a non-root basic candidate works in, inside its candidate folder (removed after the run)."""

@@ -8,7 +8,7 @@ small /dev/shm, the data read-only at /sandbox/data and a size-capped tmpfs owne
 /sandbox/work. A Python environment only its owner may read (a venv made under umask 027) is bound idmapped: the
 sandbox user sees its files as its own, read-only. The calling process forks: the child is pid 1 of the new PID
 namespace (the supervisor, once the launcher execs it), the parent waits outside and exits as the child did.
-Standard library only; the spec comes as JSON from `agent_k.ml.sandbox.basic`.
+Standard library only; the spec comes as JSON from `agent_k.sandbox.basic`.
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_k.ml.sandbox import bwrap
-from agent_k.ml.sandbox.cgroups import candidate_groups
-from agent_k.ml.sandbox.channel import Channel, ChannelClosed, Exchanges
-from agent_k.ml.sandbox.launcher import environment, launcher_command
+from agent_k.sandbox import bwrap
+from agent_k.sandbox.cgroups import candidate_groups
+from agent_k.sandbox.channel import Channel, ChannelClosed, Exchanges
+from agent_k.sandbox.launcher import environment, launcher_command
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -237,7 +237,7 @@ class OutputReader:
             groups, [bwrap.python(), "-I", str(_CHILD)], memory_mb=self.memory_mb, cpu_seconds=7 * 24 * 3600,
             file_size_mb=self.memory_mb, processes=16,
         )  # fmt: skip
-        try:  # a plain Popen on purpose: see `agent_k.ml.sandbox.channel`
+        try:  # a plain Popen on purpose: see `agent_k.sandbox.channel`
             process = subprocess.Popen(  # noqa: ASYNC220
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/",
                 env=environment("/", 1), start_new_session=True,

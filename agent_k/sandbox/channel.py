@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, TypeVar
 
-from agent_k.ml.sandbox.cgroups import CandidateGroups
+from agent_k.sandbox.cgroups import CandidateGroups
 
 T = TypeVar("T")
 MAX_LINE_BYTES = 1 << 20

@@ -28,13 +28,13 @@ from functools import cache
 from pathlib import Path
 from typing import Protocol
 
-from agent_k.ml.sandbox import basic, bwrap
-from agent_k.ml.sandbox.cgroups import candidate_groups
-from agent_k.ml.sandbox.frames import FrameError, FrameReader
-from agent_k.ml.sandbox.identity import sandbox_identity
-from agent_k.ml.sandbox.launcher import environment, launcher_command
-from agent_k.ml.sandbox.policy import SandboxKind, resolve
-from agent_k.ml.sandbox.reader import shared_reader
+from agent_k.sandbox import basic, bwrap
+from agent_k.sandbox.cgroups import candidate_groups
+from agent_k.sandbox.frames import FrameError, FrameReader
+from agent_k.sandbox.identity import sandbox_identity
+from agent_k.sandbox.launcher import environment, launcher_command
+from agent_k.sandbox.policy import SandboxKind, resolve
+from agent_k.sandbox.reader import shared_reader
 
 log = logging.getLogger(__name__)
 

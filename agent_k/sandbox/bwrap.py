@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from agent_k.ml.sandbox.seccomp import filter_fd
+from agent_k.sandbox.seccomp import filter_fd
 
 BWRAP = "bwrap"
 """The program run (found on PATH by the launcher)."""
@@ -89,7 +89,7 @@ _NAMESPACES = (
 class Launch:
     """What the launcher execs (a bwrap command line, or the basic sandbox's supervisor), what a root launcher
     must prepare before it drops privileges (`stage`: sources to bind under STAGE, in order; `rootfs`: the basic
-    sandbox's namespaces and root, `agent_k.ml.sandbox.basic`), the seccomp filter it loads itself (the basic
+    sandbox's namespaces and root, `agent_k.sandbox.basic`), the seccomp filter it loads itself (the basic
     sandbox: bubblewrap loads its own), the folder it starts in, and the descriptors the command reads (copies,
     filters): passed to it, then closed by the caller."""
 

@@ -15,7 +15,7 @@ from inside. The outputs channel is a descriptor only it holds: it is closed in 
 
 Frames: one JSON header line each (a few dozen bytes), `{"ready": true}` first, then `{"file": NAME,
 "size": N}` followed by N bytes, or `{"left_out": NAME, "why": REASON}`, and `{"end": true, "code": C}` last
-(parsed by `agent_k.ml.sandbox.frames`).
+(parsed by `agent_k.sandbox.frames`).
 """
 
 from __future__ import annotations

@@ -32,14 +32,13 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agent_k.ml.families import preloaded_modules
-from agent_k.ml.sandbox import bwrap
-from agent_k.ml.sandbox.cgroups import candidate_groups
-from agent_k.ml.sandbox.channel import Channel, ChannelClosed, Exchanges
-from agent_k.ml.sandbox.frames import FrameError, FrameReader
-from agent_k.ml.sandbox.launcher import environment, launcher_command, user_arg
-from agent_k.ml.sandbox.policy import resolve
-from agent_k.ml.sandbox.run import FRAME_SLACK_BYTES, LOG_TAIL_BYTES, LOGS, Job, Limits, SandboxResult, run_sandboxed
+from agent_k.sandbox import bwrap
+from agent_k.sandbox.cgroups import candidate_groups
+from agent_k.sandbox.channel import Channel, ChannelClosed, Exchanges
+from agent_k.sandbox.frames import FrameError, FrameReader
+from agent_k.sandbox.launcher import environment, launcher_command, user_arg
+from agent_k.sandbox.policy import resolve
+from agent_k.sandbox.run import FRAME_SLACK_BYTES, LOG_TAIL_BYTES, LOGS, Job, Limits, SandboxResult, run_sandboxed
 
 log = logging.getLogger("agent_k.sandbox")
 
@@ -48,20 +47,6 @@ MAX_JOBS = 200
 """A worker is replaced after this many jobs (its parent never runs one, but its cgroup counters grow)."""
 CPU_SECONDS = 7 * 24 * 3600
 """The rlimit is for the worker's life; each job's time is enforced here."""
-PRELOAD = (
-    "numpy",
-    "pandas",
-    "pyarrow.parquet",
-    "sklearn.base",
-    "sklearn.compose",
-    "sklearn.impute",
-    "sklearn.model_selection",
-    "sklearn.pipeline",
-    "sklearn.preprocessing",
-    *preloaded_modules(),
-)
-"""What a worker's parent imports once, for every job it forks: what every script reads, and what the model
-families declare (`agent_k.ml.families`)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +67,9 @@ class WarmPool:
     """Up to `size` warm workers for one mission's data, started on first use and reused."""
 
     size: int
+    preload: tuple[str, ...] = ()
+    """What each worker's parent imports once, for every job it forks (the caller's libraries: the sandbox
+    knows none)."""
     started: int = 0
     """Workers started so far (each costs what a cold candidate does)."""
     jobs: int = 0
@@ -235,7 +223,7 @@ class WarmPool:
         launch = bwrap.serve_command(
             requests=requests_in,
             replies=replies_out,
-            preload=PRELOAD,
+            preload=self.preload,
             data=key.data,
             disk_bytes=key.disk_mb * 1024 * 1024,
             staged=user is not None,
@@ -244,7 +232,7 @@ class WarmPool:
             groups, launch.argv, memory_mb=key.memory_mb, cpu_seconds=CPU_SECONDS, file_size_mb=key.file_size_mb,
             processes=key.processes, user=user, stage=launch.stage,
         )  # fmt: skip
-        try:  # a plain Popen on purpose: see `agent_k.ml.sandbox.channel`
+        try:  # a plain Popen on purpose: see `agent_k.sandbox.channel`
             process = subprocess.Popen(  # noqa: ASYNC220
                 launcher,
                 cwd=key.data,

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 from agent_k.config import OPENMP_SPIN
-from agent_k.ml.sandbox import bwrap
-from agent_k.ml.sandbox.cgroups import CandidateGroups, available
-from agent_k.ml.sandbox.identity import sandbox_identity
+from agent_k.sandbox import bwrap
+from agent_k.sandbox.cgroups import CandidateGroups, available
+from agent_k.sandbox.identity import sandbox_identity
 
 _LAUNCHER = Path(__file__).with_name("_launch.py")
 SANDBOX_USER = "sandbox"
