@@ -289,10 +289,10 @@ REFUSED_URLS = (
 
 
 @pytest.mark.parametrize("url", REFUSED_URLS)
-def test_a_webhook_to_an_address_inside_is_refused_when_the_mission_is_asked_for(settings: Settings, url: str) -> None:
+def test_a_webhook_to_an_address_inside_is_refused_when_the_mission_is_asked_for(home: Path, url: str) -> None:
     """Loopback, the metadata address in its spellings, private, shared, multicast: a one-line 4xx-style error
-    before anything is stored (before: only the scheme was checked)."""
-    signed = settings.model_copy(update={"webhook_secret": SecretStr(SECRET)})
+    before anything is stored (before: only the scheme was checked). No database is read: one backend."""
+    signed = Settings(home=home, webhook_secret=SecretStr(SECRET))
     request = MissionRequest(competition="penguins", mode=Mode.workflow, webhook_url=url)
     with pytest.raises(LaunchError) as refused:
         asyncio.run(launch_spec(request, signed))
