@@ -123,6 +123,24 @@ def test_a_recipe_carrying_code_is_refused_and_poisons_nothing(home: Path, tmp_p
         store.close()
 
 
+def _in_turn(data: Path, jobs: list[tuple[Path, str]]) -> WarmPool:
+    """Run each folder's `solution.py` in turn in one pool of one warm worker (a fresh worker only where the
+    pool retires one), each job's named output kept; the pool, closed."""
+    pool = WarmPool(1)
+
+    async def in_turn() -> None:
+        for folder, output in jobs:
+            job = Job(script=folder / "solution.py", data=data, outputs={output: 65536})
+            result = await pool.run(job, workdir=folder, limits=Limits(timeout_s=60))
+            assert result.ok, result.stderr_tail
+
+    try:
+        asyncio.run(in_turn())
+    finally:
+        pool.close()
+    return pool
+
+
 def test_a_warm_job_changes_nothing_the_next_one_sees(home: Path, tmp_path: Path) -> None:
     """One job patches pandas, leaves a process, files in its working folder and in /dev/shm, and sets the
     process's state; the next job of the same worker finds none of it (before: jobs shared one interpreter)."""
@@ -149,18 +167,7 @@ def test_a_warm_job_changes_nothing_the_next_one_sees(home: Path, tmp_path: Path
         "}\n"
         "open('seen.json', 'w').write(json.dumps(seen))\n"
     )
-    pool = WarmPool(1)
-
-    async def both() -> None:
-        for folder, output in ((first, "done.txt"), (second, "seen.json")):
-            job = Job(script=folder / "solution.py", data=data, outputs={output: 4096})
-            result = await pool.run(job, workdir=folder, limits=Limits(timeout_s=60))
-            assert result.ok, result.stderr_tail
-
-    try:
-        asyncio.run(both())
-    finally:
-        pool.close()
+    pool = _in_turn(data, [(first, "done.txt"), (second, "seen.json")])
     assert pool.started == 1, "both jobs ran in one worker"
     seen = json.loads((second / "seen.json").read_text())
     assert seen["to_csv"] == "NDFrame.to_csv", "pandas as it ships, not the first job's patch"
@@ -234,23 +241,16 @@ def test_a_warm_job_leaves_no_kernel_state_to_the_next_one(home: Path, tmp_path:
     sees what the first job of a fresh worker sees (before: it inherited all of it)."""
     need_tool(bwrap_problem())
     data = home / "competitions" / "penguins" / "public"
-    jobs = {"before": PROBE, "attack": ATTACK, "after": PROBE}
-    pool = WarmPool(1)
-
-    async def in_turn() -> None:
-        for name, script in jobs.items():
-            folder = tmp_path / name
-            folder.mkdir()
-            (folder / "solution.py").write_text(script)
-            output = "done.json" if name == "attack" else "seen.json"
-            job = Job(script=folder / "solution.py", data=data, outputs={output: 65536})
-            result = await pool.run(job, workdir=folder, limits=Limits(timeout_s=60))
-            assert result.ok, result.stderr_tail
-
-    try:
-        asyncio.run(in_turn())
-    finally:
-        pool.close()
+    jobs = []
+    for name, script, output in (
+        ("before", PROBE, "seen.json"),
+        ("attack", ATTACK, "done.json"),
+        ("after", PROBE, "seen.json"),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "solution.py").write_text(script)
+        jobs.append((tmp_path / name, output))
+    pool = _in_turn(data, jobs)
     done = json.loads((tmp_path / "attack" / "done.json").read_text())
     assert {done[name] for name in ("shm", "msg", "sem", "nofile", "nice", "idle")} == {"done"}, done
     assert done["mqueue"] != "done", "the filter refuses POSIX message queues"

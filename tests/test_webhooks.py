@@ -79,6 +79,13 @@ def _settings(settings: Settings, **changes: object) -> Settings:
     return settings.model_copy(update=update)
 
 
+def _cancelled(runner: MissionRunner, store: Store, mission_id: str, hook: str) -> None:
+    """A queued mission with `hook` as its webhook, cancelled from outside: its `mission.cancelled` is owed."""
+    runner.create(MissionSpec(mission_id=mission_id, criteria=Criteria(competition="wine"), webhook_url=hook),
+                  queue=True)  # fmt: skip
+    control.cancel(store, mission_id)
+
+
 def _send_until_settled(store: Store, settings: Settings, mission_id: str) -> None:
     deadline = time.monotonic() + 30
     while any(d.status == "pending" for d in deliveries(store, mission_id)):
@@ -140,10 +147,7 @@ def test_a_cancel_from_outside_is_delivered_and_a_dead_receiver_fails(settings: 
     assert _verified(*receiver.got[0])["data"]["reason"] == "cancel requested"
 
     dead = f"http://127.0.0.1:{free_port()}/hook"
-    runner.create(
-        MissionSpec(mission_id="unheard", criteria=Criteria(competition="wine"), webhook_url=dead), queue=True
-    )
-    control.cancel(store, "unheard")
+    _cancelled(runner, store, "unheard", dead)
     _send_until_settled(store, settings, "unheard")
     (failed,) = deliveries(store, "unheard")
     assert (failed.status, failed.attempts) == ("failed", 3) and failed.last_error == UNREACHABLE
@@ -198,9 +202,7 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_cut_off_at_the_attempts_dea
     settings = _settings(settings)
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
     with _tarpit() as hook:
-        runner.create(MissionSpec(mission_id="dripped", criteria=Criteria(competition="wine"), webhook_url=hook),
-                      queue=True)  # fmt: skip
-        control.cancel(store, "dripped")
+        _cancelled(runner, store, "dripped", hook)
         started = time.monotonic()
         assert asyncio.run(deliver_due(store, settings)) == 0
         took = time.monotonic() - started
@@ -220,9 +222,7 @@ def test_a_round_of_slow_receivers_ends_within_one_attempts_deadline(
     names = [f"slow-{n}" for n in range(8)]
     with _tarpit() as hook:
         for name in names:
-            runner.create(MissionSpec(mission_id=name, criteria=Criteria(competition="wine"), webhook_url=hook),
-                          queue=True)  # fmt: skip
-            control.cancel(store, name)
+            _cancelled(runner, store, name, hook)
         started = time.monotonic()
         assert asyncio.run(deliver_due(store, settings)) == 0
         took = time.monotonic() - started
@@ -242,9 +242,7 @@ def test_a_worker_beside_a_dripping_receiver_starts_the_next_mission_and_stops_o
     env = {**os.environ, "AGENT_K_HOME": str(home), "AGENT_K_DATABASE_URL": url, "AGENT_K_WEBHOOK_SECRET": SECRET,
            "AGENT_K_WEBHOOK_ALLOW": "127.0.0.1"}  # fmt: skip
     with _tarpit(seconds=120) as hook, (tmp_path / "worker.log").open("w") as log:
-        spec = MissionSpec(mission_id="dripped", criteria=Criteria(competition="wine"), webhook_url=hook)
-        runner.create(spec, queue=True)
-        control.cancel(store, "dripped")
+        _cancelled(runner, store, "dripped", hook)
         worker = subprocess.Popen([AGENT_K, "worker", "--poll", "0.2"], env=env, stderr=log)
         try:
             deadline = time.monotonic() + 60
@@ -310,9 +308,7 @@ def test_a_name_that_resolves_inside_is_refused_on_delivery_and_never_reached(se
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
     with serving(receiver.app()) as port:
         hook = f"http://localhost:{port}/hook"
-        runner.create(MissionSpec(mission_id="inside", criteria=Criteria(competition="wine"), webhook_url=hook),
-                      queue=True)  # fmt: skip
-        control.cancel(store, "inside")
+        _cancelled(runner, store, "inside", hook)
         assert asyncio.run(deliver_due(store, settings)) == 0
     (refused,) = deliveries(store, "inside")
     assert (refused.status, refused.attempts, refused.last_error) == ("failed", 1, REFUSED)
@@ -326,9 +322,7 @@ def test_what_answered_a_failed_delivery_is_not_told(settings: Settings, store: 
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
     targets = {"postgres": 5432, "redis": 6379, "closed": free_port()}
     for name, port in targets.items():
-        runner.create(MissionSpec(mission_id=name, criteria=Criteria(competition="wine"),
-                                  webhook_url=f"http://127.0.0.1:{port}/"), queue=True)  # fmt: skip
-        control.cancel(store, name)
+        _cancelled(runner, store, name, f"http://127.0.0.1:{port}/")
     asyncio.run(deliver_due(store, settings))
     errors = {name: deliveries(store, name)[0].last_error for name in targets}
     assert errors == dict.fromkeys(targets, UNREACHABLE)
@@ -351,9 +345,7 @@ def test_a_name_is_resolved_once_and_the_checked_address_is_the_one_reached(
     runner = MissionRunner(settings, store, LocalPlatform(settings.competitions_dir))
     with serving(receiver.app()) as port:
         hook = f"http://hooks.example.test:{port}/hook"
-        runner.create(MissionSpec(mission_id="rebound", criteria=Criteria(competition="wine"), webhook_url=hook),
-                      queue=True)  # fmt: skip
-        control.cancel(store, "rebound")
+        _cancelled(runner, store, "rebound", hook)
         assert asyncio.run(deliver_due(store, settings)) == 1
     ((headers, _),) = receiver.got
     assert headers["host"] == f"hooks.example.test:{port}"

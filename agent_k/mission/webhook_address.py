@@ -35,18 +35,18 @@ class AddressRefused(Exception):
 class Destination:
     url: httpx.URL
     """The webhook URL with the checked address in place of its host name."""
-    host: str
-    """The host name as written: the `Host` header, and the name TLS checks the certificate against."""
+    written: httpx.URL
+    """The URL as written: its host is the `Host` header, and the name TLS checks the certificate against."""
 
     @property
     def headers(self) -> dict[str, str]:
-        """The `Host` header the receiver expects (the URL's own name, not the address)."""
-        return {} if self.url.host == self.host else {"Host": _netloc(self.host, self.url)}
+        """The `Host` header the receiver expects (the URL's own name and port, IDNA-encoded, not the address)."""
+        return {} if self.url == self.written else {"Host": self.written.netloc.decode("ascii")}
 
     @property
     def extensions(self) -> dict[str, str]:
         """TLS's server name: the certificate is checked against the name, not the address."""
-        return {} if self.url.host == self.host else {"sni_hostname": self.host}
+        return {} if self.url == self.written else {"sni_hostname": self.written.raw_host.decode("ascii")}
 
 
 def refused(address: Address, allow: Sequence[Network]) -> bool:
@@ -84,7 +84,7 @@ async def resolve(url: str, allow: Sequence[Network]) -> Destination:
         raise OSError(f"{parsed.host} has no address")
     if any(refused(address, allow) for address in addresses):  # one bad answer is enough: no picking around it
         raise AddressRefused(REFUSED)
-    return Destination(parsed.copy_with(host=str(addresses[0])), parsed.host)
+    return Destination(parsed.copy_with(host=str(addresses[0])), parsed)
 
 
 def _parsed(url: str) -> httpx.URL:
@@ -111,8 +111,3 @@ def _is_this_host(address: Address) -> bool:
         except OSError:
             return False
     return True
-
-
-def _netloc(host: str, url: httpx.URL) -> str:
-    default = {"http": 80, "https": 443}.get(url.scheme)
-    return host if url.port in (None, default) else f"{host}:{url.port}"
