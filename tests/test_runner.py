@@ -74,7 +74,11 @@ def test_a_full_mission_checkpoints_every_step(settings: Settings, store: Store)
     assert state["evolution_state"]["stop_reason"] in {"converged", "budget"}
     steps_of_evolution = len([k for k in kinds if k == "EvolutionNode"])
     assert state["evolution_state"]["generation"] == steps_of_evolution - 1, "one step per generation, one to blend"
-    assert types.count("evolution.ensemble") == 2, "the final step's weighted blend and stack"
+    blends = [json.loads(e.payload) for e in events if e.type == "evolution.ensemble"]
+    assert [b["method"] for b in blends] == ["weighted", "stacked"], "the final step's weighted blend, then its stack"
+    stack = blends[1]
+    # Busy cores can leave the 20 s mission too little for a stack: then it says so instead of overrunning.
+    assert len(stack["members"]) >= 2 or stack["reason"].startswith("no time for a stack"), stack
     assert types.count("evolution.pick") == 1
 
     with pytest.raises(MissionError, match="already succeeded"):

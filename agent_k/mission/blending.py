@@ -117,15 +117,23 @@ async def final_blend(
             evolution.best_candidate_key, evolution.best_score = done.key, weighted.cv_mean
         why = "improves CV" if kept else "does not beat the best single candidate"
         outcomes.append(_outcome(weighted, best_single, kept=kept, reason=why))
+    if not can_stack(data, findings.cv.kind):
+        return outcomes, blends
     left = timeout_s - (time.monotonic() - started)
-    if can_stack(data, findings.cv.kind) and 0 < stack_s(state) < left - STEP_S:
+    needed = stack_s(state)
+    if not needed:
+        outcomes.append(_skipped_stack(best_single, f"a stack would take more than {STACK_SHARE:.0%} of the budget"))
+    elif needed >= left - STEP_S:
+        why = f"no time for a stack: {left:.1f} s left, it needs ~{needed:.1f} s"
+        outcomes.append(_skipped_stack(best_single, why))
+    else:
         keys = list(weighted.keys) if weighted else list(oofs)[:MAX_MEMBERS]
         made = await run_blocking(stack, data, {k: oofs[k] for k in keys})
-        if made is not None:
-            stacker, oof, scores = made
-            stacked = Blend(tuple(keys), (1.0,) * len(keys), scores, oof, stacker)
-            blends.append(await _archived(ctx, state, candidates, stacked, data, tests, generation))
-            outcomes.append(_outcome(stacked, best_single, kept=False, reason="stacked: meets the best in the pick"))
+        assert made is not None, "two members or more: a stacker is always fitted"
+        stacker, oof, scores = made
+        stacked = Blend(tuple(keys), (1.0,) * len(keys), scores, oof, stacker)
+        blends.append(await _archived(ctx, state, candidates, stacked, data, tests, generation))
+        outcomes.append(_outcome(stacked, best_single, kept=False, reason="stacked: meets the best in the pick"))
     return outcomes, blends
 
 
@@ -174,6 +182,12 @@ async def member_predictions(
             continue  # its files are gone (a cleaned-up folder, an earlier version's candidate): blend the others
         oofs[candidate.key] = oof
     return data, oofs, tests
+
+
+def _skipped_stack(best_single: float | None, reason: str) -> EvolutionEnsemble:
+    return EvolutionEnsemble(
+        method="stacked", members=[], weights=[], cv_score=None, best_single=best_single, kept=False, reason=reason
+    )
 
 
 def _outcome(blend: Blend | None, best_single: float | None, *, kept: bool, reason: str) -> EvolutionEnsemble:

@@ -288,7 +288,11 @@ window.AgentK = window.AgentK || {};
         node("td", { text: `${Math.round((c.fidelity ?? 1) * 100)}%` }), node("td", { text: number(c.cv_score) }),
         node("td", { text: seconds(c.runtime_s) }), node("td", { text: c.status }), node("td", { class: "err", text: c.error || "" })));
       document.getElementById("candidates").replaceChildren(node("thead", {}, head), node("tbody", {}, ...rows));
-      const blends = m.ensembles.map((e) => node("p", { text: `${e.method === "stacked" ? "Stack" : "Blend"} of ${e.members.length}: CV ${number(e.cv_score)} against the best single ${number(e.best_single)}: ${e.kept ? "kept" : "not kept"} (${e.reason})` }));
+      const blends = m.ensembles.map((e) => {
+        const kind = e.method === "stacked" ? "Stack" : "Blend";
+        if (!e.members.length) return node("p", { text: `${kind}: none (${e.reason})` });
+        return node("p", { text: `${kind} of ${e.members.length}: CV ${number(e.cv_score)} against the best single ${number(e.best_single)}: ${e.kept ? "kept" : "not kept"} (${e.reason})` });
+      });
       const pick = m.pick ? [node("p", { text: `Final pick: ${m.pick.chosen} (${m.pick.reason})` }), node("ul", {}, ...m.pick.candidates.map((c) => node("li", { text: `${c.candidate_key}: CV ${number(c.cv_score)}, second split ${number(c.resplit_score)}` })))] : [];
       document.getElementById("ensemble").replaceChildren(...blends, ...pick);
     }
