@@ -19,9 +19,10 @@ from agent_k.mission.control import MissionError
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.nodes import EvolutionNode, PhaseNode, PrototypeNode, ResearchNode, SubmissionNode
 from agent_k.mission.nodes.base import PhaseContext
-from agent_k.mission.phases import Phase
+from agent_k.mission.options import MissionOptions
+from agent_k.mission.phases import Mode, Phase
 from agent_k.mission.runner import MissionRunner
-from agent_k.mission.state import MissionResult
+from agent_k.mission.state import MissionResult, MissionState
 from agent_k.ml.evaluate import Evaluation
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.recipes import ModelFamily, Recipe
@@ -31,6 +32,8 @@ from agent_k.platforms.local.user_files import from_files
 from agent_k.sandbox import Limits
 from agent_k.store.repository import Store
 from tests.conftest import contract_for
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _runner(settings: Settings, store: Store, **kwargs: object) -> MissionRunner:
@@ -83,6 +86,29 @@ def test_a_full_mission_checkpoints_every_step(settings: Settings, store: Store)
 
     with pytest.raises(MissionError, match="already succeeded"):
         asyncio.run(runner.run("wine-1"))
+
+
+def test_a_state_stored_before_the_options_moved_resumes_with_them(settings: Settings, store: Store) -> None:
+    """A snapshot written before `MissionState.options` (its options flat beside the rest, as in the fixture, taken
+    from a real mission at the start of Prototype) resumes: the options are folded in and the mission succeeds."""
+    runner = _runner(settings, store)
+    runner.create(
+        MissionSpec(mission_id="old-1", criteria=Criteria(competition="wine"), time_budget=20, stop_early=True)
+    )
+    mission_dir = settings.missions_dir / "old-1"
+    asyncio.run(LocalPlatform(settings.competitions_dir).download_data("wine", mission_dir / "data"))
+    stored = (FIXTURES / "state_with_flat_options.json").read_text().replace("{MISSION_DIR}", str(mission_dir))
+    assert json.loads(stored)["keep_columns"] == ["alcohol"] and "options" not in json.loads(stored)
+    store.begin_step("old-1", previous_id=None, seq=1, node_kind="PrototypeNode", node_json="{}", state_json=stored)
+
+    result = asyncio.run(runner.run("old-1"))
+
+    assert result.success, result.detail
+    last = store.snapshots("old-1")[-1].state_json
+    assert not set(MissionOptions.model_fields) & json.loads(last).keys(), "stored once, in the options"
+    state = MissionState.model_validate_json(last)
+    assert state.options == MissionOptions(mode=Mode.auto, keep_columns=("alcohol",), stop_early=True)
+    assert [r.phase for r in state.phase_history] == list(Phase)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from agent_k.config import TimeBudget
 from agent_k.mission.launch import COMPETITION_ID, MISSION_ID
-from agent_k.mission.options import MissionOptions
+from agent_k.mission.options import LaunchOptions
 from agent_k.mission.phases import Phase
 from agent_k.platforms.registry import PlatformName
 from agent_k.store.status import MissionStatus
@@ -75,7 +75,7 @@ class MissionDetail(MissionSummary):
     """Its webhook deliveries (endings, approval requests) and how each went."""
 
 
-class MissionCreate(MissionOptions):
+class MissionCreate(LaunchOptions):
     """A mission to queue; a worker runs it. (`max_cost`, the name this field had first, is still accepted.)"""
 
     model_config = ConfigDict(extra="forbid")

@@ -22,6 +22,7 @@ from agent_k.cli.common import (
 )
 from agent_k.cli.view import MissionView, summary_table
 from agent_k.competition import TaskType
+from agent_k.mission.options import help_text
 from agent_k.mission.phases import Mode
 from agent_k.store.status import MissionStatus
 
@@ -117,23 +118,13 @@ def run(
         float | None,
         typer.Option(help="seconds for the whole mission [default: AGENT_K_TIME_BUDGET]"),
     ] = None,
-    mode: Annotated[
-        Mode,
-        typer.Option(
-            help="auto: agents when a model is set, else workflow; agent: no fallback; workflow: no model; "
-            "amphiflow: workflow first, an agent repairs a failed step"
-        ),
-    ] = Mode.auto,
-    model: Annotated[
-        str | None, typer.Option(help="pydantic-ai model string, e.g. openai:gpt-4o [default: AGENT_K_MODEL]")
-    ] = None,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0.0, help="USD the agents may spend; then the rest runs as workflow")
-    ] = None,
+    mode: Annotated[Mode, typer.Option(help=help_text("mode"))] = Mode.auto,
+    model: Annotated[str | None, typer.Option(help=help_text("model"))] = None,
+    max_cost: Annotated[float | None, typer.Option(min=0.0, help=help_text("max_cost_usd"))] = None,
     platform: Annotated[str, typer.Option(help="competition platform", callback=known_platform)] = "local",
     mission_id: Annotated[str | None, typer.Option(help="choose the mission id (default: generated)")] = None,
     keep_columns: Annotated[
-        list[str] | None, typer.Option("--keep-columns", help="keep this leakage suspect as a feature")
+        list[str] | None, typer.Option("--keep-columns", help=f"{help_text('keep_columns')} (one per option)")
     ] = None,
     task: Annotated[TaskType | None, typer.Option(help="without --competition: wanted task")] = None,
     metric: Annotated[
@@ -142,20 +133,10 @@ def run(
     max_rows: Annotated[int | None, typer.Option(min=1, help="without --competition: largest dataset")] = None,
     keyword: Annotated[list[str] | None, typer.Option(help="without --competition: rank by these words")] = None,
     executor: ExecutorOption = None,
-    require_approval: Annotated[
-        bool, typer.Option(help="stop before Submission until `agent-k approve ID` (or reject)")
-    ] = False,
-    allow_unsandboxed_code: Annotated[
-        bool,
-        typer.Option(help="where bubblewrap cannot run, let model-written code run in the basic sandbox anyway"),
-    ] = False,
-    stop_early: Annotated[
-        bool,
-        typer.Option(help="end Evolution when the search converges (quickest result) instead of using the budget"),
-    ] = False,
-    webhook_url: Annotated[
-        str | None, typer.Option(help="POST its endings and approval requests here [default: AGENT_K_WEBHOOK_URL]")
-    ] = None,
+    require_approval: Annotated[bool, typer.Option(help=help_text("require_approval"))] = False,
+    allow_unsandboxed_code: Annotated[bool, typer.Option(help=help_text("allow_unsandboxed_code"))] = False,
+    stop_early: Annotated[bool, typer.Option(help=help_text("stop_early"))] = False,
+    webhook_url: Annotated[str | None, typer.Option(help=help_text("webhook_url"))] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""

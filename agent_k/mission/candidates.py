@@ -152,7 +152,7 @@ def feature_drops(state: MissionState) -> tuple[str, ...]:
     findings = state.research_findings
     assert findings is not None and state.selected_competition is not None
     drop = [*findings.id_like, *findings.leakage_suspects, *findings.excluded]
-    keep = {state.selected_competition.id_column, *state.keep_columns}
+    keep = {state.selected_competition.id_column, *state.options.keep_columns}
     return tuple(sorted({c for c in drop if c not in keep}))
 
 
@@ -177,7 +177,7 @@ def candidate_limits(
         memory_mb=memory_mb,
         threads=threads,
         sandbox=None if forced == "auto" else forced,  # on a Dask worker: that machine's best
-        allow_unsandboxed_code=state.allow_unsandboxed_code,
+        allow_unsandboxed_code=state.options.allow_unsandboxed_code,
         user=ctx.settings.sandbox_user,
     )
 

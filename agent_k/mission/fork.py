@@ -24,7 +24,7 @@ from agent_k.mission.control import MissionError, MissionNotFound
 from agent_k.mission.graph import graph_fingerprint
 from agent_k.mission.launch import LaunchError, MissionSpec, check_webhook, new_mission_id, resolve_model
 from agent_k.mission.nodes import PHASE_NODES
-from agent_k.mission.options import MissionOptions, first_error
+from agent_k.mission.options import LaunchOptions, first_error
 from agent_k.mission.phases import Phase
 from agent_k.mission.state import BudgetLedger, MissionState
 from agent_k.mission.versions import code_version
@@ -45,7 +45,7 @@ class InvalidFork(MissionError):
     model, a webhook this process cannot sign): the request is wrong, not the parent's state."""
 
 
-class ForkChanges(MissionOptions):
+class ForkChanges(LaunchOptions):
     """The options a fork may change: any of a mission's; one left out (unset) keeps the parent's value."""
 
     model_config = ConfigDict(extra="forbid")
@@ -191,13 +191,7 @@ def _start_state(state: MissionState, phase: Phase, spec: MissionSpec) -> Missio
     return state.model_copy(
         update={
             "mission_id": spec.mission_id,
-            "mode": spec.mode,
-            "model": spec.model,
-            "keep_columns": list(spec.keep_columns),
-            "require_approval": spec.require_approval,
-            "max_cost_usd": spec.max_cost_usd,
-            "allow_unsandboxed_code": spec.allow_unsandboxed_code,
-            "stop_early": spec.stop_early,
+            "options": spec.mission_options(),
             "current_phase": history[-1].phase if history else None,
             "phase_history": history,
             "phase_modes": phase_modes,

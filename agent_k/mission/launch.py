@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from agent_k.competition import Criteria, MetricName, TaskType
 from agent_k.config import DEFAULT_TIME_BUDGET_S, MAX_TIME_BUDGET_S, MIN_TIME_BUDGET_S, Settings, TimeBudget
-from agent_k.mission.options import MissionOptions, first_error, state_options
+from agent_k.mission.options import LaunchOptions, first_error
 from agent_k.mission.phases import Mode
 from agent_k.mission.state import BudgetLedger, MissionState
 from agent_k.mission.webhook_address import AddressRefused, check_literal
@@ -42,7 +42,7 @@ class LaunchError(Exception):
         """The platform itself failed (unreachable, refused our credentials), rather than the request."""
 
 
-class MissionRequest(MissionOptions):
+class MissionRequest(LaunchOptions):
     """What a caller may ask for; everything but the competition or criteria has a default. Checked by
     `launch_spec`, which says what is wrong in one line (the budget's bounds included)."""
 
@@ -66,7 +66,7 @@ class MissionRequest(MissionOptions):
             raise LaunchError(first_error(exc)) from None
 
 
-class MissionSpec(MissionOptions):
+class MissionSpec(LaunchOptions):
     """A mission as it was validated: stored with it, so any process can start or resume it."""
 
     model_config = ConfigDict(frozen=True)
@@ -88,13 +88,11 @@ class MissionSpec(MissionOptions):
         )
 
     def initial_state(self) -> MissionState:
-        return MissionState.model_validate(
-            {
-                "mission_id": self.mission_id,
-                "criteria": self.criteria,
-                **state_options(self),
-                "budget": BudgetLedger(total_s=self.time_budget),
-            }
+        return MissionState(
+            mission_id=self.mission_id,
+            criteria=self.criteria,
+            options=self.mission_options(),
+            budget=BudgetLedger(total_s=self.time_budget),
         )
 
 

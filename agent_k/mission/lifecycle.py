@@ -105,7 +105,7 @@ def charge_lost_time(
 
 
 async def needs_approval(state: MissionState, ctx: GraphContext, phase: Phase) -> bool:
-    if not state.require_approval or phase != Phase.submission:
+    if not state.options.require_approval or phase != Phase.submission:
         return False
     row = await asyncio.to_thread(ctx.store.get_mission, state.mission_id)
     return row is None or row.approval != "approved"

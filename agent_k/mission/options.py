@@ -1,9 +1,10 @@
 """A mission's options, declared once (docs/architecture.md, "Launch").
 
-`MissionOptions` holds what a mission runs with besides its competition and budget. The launch request
-(`launch.MissionRequest`, which the CLI's options fill), the API's body (`api.schemas.MissionCreate`), the stored
-spec (`launch.MissionSpec`) and a fork's changes (`fork.ForkChanges`) are subclasses, as the FastAPI template
-derives its Create/Update/Public models from one base; the mission's state takes the same fields by name.
+`MissionOptions` holds what a mission runs with besides its competition and budget; the mission's state holds
+one (`MissionState.options`). `LaunchOptions` adds where its endings are sent, which only the runner needs. The
+launch request (`launch.MissionRequest`, which the CLI's options fill), the API's body (`api.schemas.MissionCreate`),
+the stored spec (`launch.MissionSpec`) and a fork's changes (`fork.ForkChanges`) derive from it, as the FastAPI
+template derives its Create/Update/Public models from one base; the CLI's help texts are the fields' descriptions.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ class MissionOptions(BaseModel):
     keep_columns: tuple[Annotated[str, Field(max_length=256)], ...] = Field(
         default=(), max_length=1000, description="leakage suspects to keep as features"
     )
-    require_approval: bool = Field(default=False, description="stop before Submission until approved")
+    require_approval: bool = Field(
+        default=False, description="stop before Submission until approved (`agent-k approve ID`, or reject)"
+    )
     max_cost_usd: float | None = Field(
         default=None,
         ge=0,
@@ -43,6 +46,9 @@ class MissionOptions(BaseModel):
     stop_early: bool = Field(
         default=False, description="end Evolution when the search converges instead of spending the whole budget"
     )
+
+
+class LaunchOptions(MissionOptions):
     # Checked with the secret it needs by `launch.check_webhook`, the one check of every way in.
     webhook_url: str | None = Field(
         default=None,
@@ -52,12 +58,18 @@ class MissionOptions(BaseModel):
 
     def option_values(self) -> dict[str, Any]:
         """Just the options' values, whatever else this model holds."""
-        return self.model_dump(include=set(MissionOptions.model_fields))
+        return self.model_dump(include=set(LaunchOptions.model_fields))
+
+    def mission_options(self) -> MissionOptions:
+        """The options the mission's state holds (not where its endings are sent: a URL may carry a token)."""
+        return MissionOptions.model_validate(self.model_dump(include=set(MissionOptions.model_fields)))
 
 
-def state_options(options: MissionOptions) -> dict[str, Any]:
-    """The options a `MissionState` records (all but where its endings are sent, which only the runner needs)."""
-    return options.model_dump(include=set(MissionOptions.model_fields) - {"webhook_url"})
+def help_text(name: str) -> str:
+    """An option's description, for the CLI's help."""
+    description = LaunchOptions.model_fields[name].description
+    assert description is not None, f"option {name} has no description"
+    return description
 
 
 def first_error(exc: ValidationError) -> str:

@@ -44,10 +44,10 @@ class Step:
 def repair_available(state: MissionState, ctx: GraphContext, phase: Phase) -> bool:
     """Amphiflow repairs every repairable phase; auto with a model repairs the phases without an agent of their
     own (the others fall back to their workflow path instead)."""
-    if phase.value not in REPAIR_PHASES or (state.model is None and ctx.model is None):
+    if phase.value not in REPAIR_PHASES or (state.options.model is None and ctx.model is None):
         return False
     has_agent = MISSION_CONTRACT.phase(phase.value).agent is not None
-    return state.mode is Mode.amphiflow or (state.mode is Mode.auto and not has_agent)
+    return state.options.mode is Mode.amphiflow or (state.options.mode is Mode.auto and not has_agent)
 
 
 def strategy_for(state: MissionState, ctx: GraphContext, phase: Phase) -> ErrorStrategy:
@@ -126,7 +126,9 @@ async def _record(
     event = StepFailed(step=step.name, error=detail[:500], strategy=strategy.value, attempt=attempt)
     await ctx.events.emit(event, step.phase.value)
     phase_agent = MISSION_CONTRACT.phase(step.phase.value).agent
-    fully_agent = failures[step.phase] >= ctx.settings.max_consecutive_fallbacks and state.mode is Mode.amphiflow
+    fully_agent = (
+        failures[step.phase] >= ctx.settings.max_consecutive_fallbacks and state.options.mode is Mode.amphiflow
+    )
     if fully_agent and phase_agent and state.phase_modes.get(step.phase) != Mode.agent.value:
         state.phase_modes[step.phase] = Mode.agent.value
         message = f"{failures[step.phase]} failed steps in a row: {step.phase.value} runs fully as its agent now"

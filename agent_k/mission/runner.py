@@ -74,7 +74,7 @@ def sandbox_warnings(sandbox: SandboxChoice, state: MissionState) -> list[str]:
     if sandbox.kind == "basic":
         code = (
             "model-written code runs there too (--allow-unsandboxed-code)"
-            if state.allow_unsandboxed_code
+            if state.options.allow_unsandboxed_code
             else "model-written code will not run"
         )
         warnings.append(f"candidates run in the basic sandbox, without bubblewrap ({sandbox.reason}); {code}")
@@ -225,7 +225,7 @@ class MissionRunner:
         clock = BudgetClock(state.budget, deadlines(self.contract))
         started = MissionStarted(
             competition=state.criteria.competition,
-            mode=state.mode.value,
+            mode=state.options.mode.value,
             budget_s=state.budget.total_s,
             resumed_from_seq=resumed_from,
         )
@@ -259,7 +259,7 @@ class MissionRunner:
             model_error=model_error,
         )
         owner, ttl = self.owner, self.settings.lease_ttl
-        ctx.mission_span = tracing.start("mission", mission=state.mission_id, mode=state.mode.value)
+        ctx.mission_span = tracing.start("mission", mission=state.mission_id, mode=state.options.mode.value)
         try:
             async with heartbeat(self.store, owner, ttl, state=state, clock=clock, emitter=emitter, on_cancel=cancel):
                 result = await self._iterate(state, ctx, start, next_seq)
@@ -371,19 +371,19 @@ class MissionRunner:
     # -- agent mode ----------------------------------------------------------------------------------
 
     def _agents_on(self, state: MissionState, node: PhaseNode) -> bool:
-        configured = state.model is not None or self.model is not None
-        agent_first = state.mode in (Mode.auto, Mode.agent)  # amphiflow runs the workflow first, then repairs
+        configured = state.options.model is not None or self.model is not None
+        agent_first = state.options.mode in (Mode.auto, Mode.agent)  # amphiflow runs the workflow first, then repairs
         return agent_first and configured and node.wants_agent(state)
 
     def _language_model(self, state: MissionState) -> tuple[Model | None, str | None]:
         """The model of agent mode, or why there is none (each agent phase then falls back, saying why)."""
         from agent_k.llm import ModelUnavailable, build_model
 
-        if state.mode is Mode.workflow or (state.model is None and self.model is None):
+        if state.options.mode is Mode.workflow or (state.options.model is None and self.model is None):
             return None, None
         if self.model is not None:
             return self.model, None
         try:
-            return build_model(state.model or ""), None
+            return build_model(state.options.model or ""), None
         except ModelUnavailable as exc:
             return None, str(exc)

@@ -4,11 +4,13 @@ datasets, scripts and predictions live in files and rows the state refers to."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from agent_k.competition import Competition, Criteria, ResearchFindings, Scores
-from agent_k.mission.phases import Mode, Phase
+from agent_k.mission.options import MissionOptions
+from agent_k.mission.phases import Phase
 from agent_k.store.status import MissionStatus
 
 
@@ -76,18 +78,9 @@ class MissionState(BaseModel):
     mission_id: str
     competition_id: str | None = None
     criteria: Criteria = Field(default_factory=Criteria)
-    mode: Mode = Mode.workflow
-    keep_columns: list[str] = Field(default_factory=list)
-    require_approval: bool = False
-    """Stop before Submission until a person approves (status `awaiting_approval`)."""
-    model: str | None = None
-    """The pydantic-ai model string of agent mode; never a key (providers read those from the environment)."""
-    max_cost_usd: float | None = None
-    """Once the agents have cost this much, the remaining agent phases run their workflow path."""
-    allow_unsandboxed_code: bool = False
-    """Model-written code may run without bubblewrap (the user asked for it explicitly)."""
-    stop_early: bool = False
-    """End Evolution when the search converges (the quickest result) instead of widening it."""
+    options: MissionOptions = Field(default_factory=MissionOptions)
+    """What it runs with, as launched or forked (the model string, never a key: providers read keys from the
+    environment)."""
     candidate_memory: CandidateMemory | None = None
     """Decided once, when the first candidates run: a cap that followed the free memory from one generation to
     the next would restart the warm workers every time."""
@@ -117,6 +110,20 @@ class MissionState(BaseModel):
     """What a user should know of a mission that succeeded: e.g. that it submitted the training prior."""
     consecutive_failures: dict[Phase, int] = Field(default_factory=dict)
     """Failed steps in a row per phase (amphiflow: at `max_consecutive_fallbacks` the phase runs as its agent)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_flat_options(cls, data: Any) -> Any:
+        """States stored before the options moved held them as fields of their own: fold them in, so every
+        stored snapshot still resumes."""
+        if not isinstance(data, dict) or not _FLAT_OPTIONS & data.keys():
+            return data
+        flat = {key: data[key] for key in _FLAT_OPTIONS & data.keys()}
+        rest = {key: value for key, value in data.items() if key not in _FLAT_OPTIONS}
+        return rest | {"options": flat | dict(rest.get("options") or {})}
+
+
+_FLAT_OPTIONS = frozenset(MissionOptions.model_fields)
 
 
 class MissionResult(Scores):

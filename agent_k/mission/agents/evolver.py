@@ -77,7 +77,7 @@ def build_evolver(model: Model) -> Agent[AgentDeps, EvolverAnswer]:
 
 def scripts_refused(state: MissionState, mission: GraphContext) -> str | None:
     """Why the Evolver's own code may not run in this mission (no bubblewrap, and not explicitly allowed)."""
-    if mission.sandbox.runs_model_code or state.allow_unsandboxed_code:
+    if mission.sandbox.runs_model_code or state.options.allow_unsandboxed_code:
         return None
     return f"script proposals cannot run here: there is no bubblewrap sandbox ({mission.sandbox.reason})"
 

@@ -54,8 +54,8 @@ async def run_agent(
     if not runs_agent(state, phase):
         return None
     budget = state.budget
-    if state.max_cost_usd is not None and budget.cost_usd >= state.max_cost_usd:
-        reason = f"cost limit reached (${budget.cost_usd:.6f} of ${state.max_cost_usd})"
+    if state.options.max_cost_usd is not None and budget.cost_usd >= state.options.max_cost_usd:
+        reason = f"cost limit reached (${budget.cost_usd:.6f} of ${state.options.max_cost_usd})"
         await fall_back(state, context, phase, reason)
         return None
     try:
@@ -73,7 +73,7 @@ async def run_agent(
         return None
     except AGENT_FAILURES as exc:
         reason = failure_reason(exc)
-        if state.mode is Mode.agent:
+        if state.options.mode is Mode.agent:
             raise AgentFailed(f"{phase.value} agent failed: {reason}") from exc
         await fall_back(state, context, phase, reason)
         return None

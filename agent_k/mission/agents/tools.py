@@ -52,8 +52,8 @@ def removal(tool: ToolSpec, phase: str, state: MissionState, operator: frozenset
     if unmet:
         return Removal.precondition_not_met, f"'{tool.name}' needs {', '.join(unmet)}"
     budget = state.budget
-    if tool.spends and state.max_cost_usd is not None and budget.cost_usd >= state.max_cost_usd:
-        limit = f"the cost limit (${state.max_cost_usd}) is reached"
+    if tool.spends and state.options.max_cost_usd is not None and budget.cost_usd >= state.options.max_cost_usd:
+        limit = f"the cost limit (${state.options.max_cost_usd}) is reached"
         return Removal.forbidden_in_state, f"'{tool.name}' spends, and {limit}"
     if tool.name in operator:
         return Removal.manual_filter, f"an operator removed '{tool.name}' from this mission"

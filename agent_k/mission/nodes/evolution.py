@@ -111,7 +111,7 @@ class EvolutionNode(PhaseNode):
         evolution = state.evolution_state
         competition, findings = state.selected_competition, state.research_findings
         assert competition is not None and findings is not None
-        if state.stop_early and competition.scored_by.is_perfect(evolution.best_score):
+        if state.options.stop_early and competition.scored_by.is_perfect(evolution.best_score):
             evolution.stop_reason = "converged"
             message = f"CV {evolution.best_score:g} is the best {competition.metric} there is: nothing left to improve"
             await self.emit(ctx, Log(message=message))
@@ -185,7 +185,9 @@ class EvolutionNode(PhaseNode):
         better = top is not None and top.cv is not None and improved(top.cv, evolution.best_score, competition)
         if top is not None and top.key != evolution.best_candidate_key:  # better CV, or equal CV and log loss
             evolution.best_score, evolution.best_candidate_key = top.cv, top.key
-        settle(evolution, generation, improved=better, stop_early=state.stop_early, patience=deps.settings.patience)
+        settle(
+            evolution, generation, improved=better, stop_early=state.options.stop_early, patience=deps.settings.patience
+        )
         if evolution.widened_at == generation:
             message = "the search converged; widening it (more exploration, seeds of the best) for the budget left"
             await self.emit(ctx, Log(message=message))
