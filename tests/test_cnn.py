@@ -17,7 +17,7 @@ import pytest
 
 from agent_k.competition import Competition
 from agent_k.competition.research import CVScheme, MediaProfile
-from agent_k.ml.evaluate import CompetitionData, evaluate
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest, evaluate
 from agent_k.ml.families import DataTraits, ModelFamily, recommended
 from agent_k.ml.featurise import FeaturePlan, featurise, keeps_pixels, media_notes, plan_features
 from agent_k.ml.recipes import Ensemble
@@ -58,8 +58,8 @@ def test_a_network_learns_small_images_in_the_sandbox_and_blends_from_a_script_t
 
     cv = CVScheme(kind="stratified_kfold", n_folds=3)
     network = default_recipe(ModelFamily.cnn).model_copy(update={"params": {**ModelFamily.cnn.spec.defaults, **QUICK}})
-    evaluation = asyncio.run(evaluate(network, CompetitionData.load(spec, data, cv), cv, tmp_path / "cnn",
-                                      Limits(timeout_s=180)))  # fmt: skip
+    request = EvaluationRequest(network, CompetitionData.load(spec, data, cv), cv, tmp_path / "cnn", Limits(180))
+    evaluation = asyncio.run(evaluate(request))
     assert evaluation.status == "succeeded", evaluation.error
     assert evaluation.cv_mean is not None and evaluation.cv_mean > 0.8, evaluation.fold_scores
 
@@ -88,8 +88,8 @@ def test_sounds_become_spectrograms_the_network_learns(home: Path, tmp_path: Pat
     network = default_recipe(ModelFamily.cnn).model_copy(update={"params": {**ModelFamily.cnn.spec.defaults, **QUICK}})
     script = render_solution(network, spec, cv)
     assert "kind=MEDIA['kind']" in script and "'kind': 'audio'" in script
-    evaluation = asyncio.run(evaluate(network, CompetitionData.load(spec, data, cv), cv, tmp_path / "cnn",
-                                      Limits(timeout_s=180)))  # fmt: skip
+    request = EvaluationRequest(network, CompetitionData.load(spec, data, cv), cv, tmp_path / "cnn", Limits(180))
+    evaluation = asyncio.run(evaluate(request))
     assert evaluation.status == "succeeded", evaluation.error
     assert evaluation.cv_mean is not None and evaluation.cv_mean > 0.5, "four words: a guess scores 0.25"
 

@@ -18,20 +18,28 @@ from sklearn.metrics import log_loss
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
-from agent_k.mission.candidates import (
-    ArchivedCandidate,
-    best_single,
+from agent_k.mission.candidates import ArchivedCandidate, best_single
+from agent_k.mission.screening import (
+    Screen,
     likely_runtime_s,
+    may_finish,
     sample_rows,
     screen_for,
+    screen_then_evaluate,
 )
-from agent_k.mission.screening import Screen, may_finish, screen_then_evaluate
 from agent_k.ml.ensemble import Blend, select_blend, write_blend
-from agent_k.ml.evaluate import CompetitionData, OutOfFold, check_oof, check_test_predictions, evaluate, fold_scores
+from agent_k.ml.evaluate import (
+    CompetitionData,
+    EvaluationRequest,
+    OutOfFold,
+    check_oof,
+    check_test_predictions,
+    evaluate,
+    fold_scores,
+)
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, load_solution
-from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.search import default_recipe
 from agent_k.ml.stacking import stack
 from agent_k.platforms.local import LocalPlatform
@@ -58,7 +66,7 @@ def _members(data: CompetitionData, folder: Path, families: list[ModelFamily]) -
     pool = {}
     for family in families:
         recipe = default_recipe(family)
-        result = asyncio.run(evaluate(recipe, data, CV, folder / recipe.key, LIMITS))
+        result = asyncio.run(evaluate(EvaluationRequest(recipe, data, CV, folder / recipe.key, LIMITS)))
         assert result.status == "succeeded", result.error
         assert result.oof_path is not None
         pool[recipe.key] = check_oof(data, pd.read_csv(result.oof_path))  # our own template's file
@@ -111,7 +119,7 @@ def test_a_blend_script_reproduces_the_blended_out_of_fold_predictions(
     by_key = {default_recipe(f).key: default_recipe(f) for f in families}
     ensemble = Ensemble(members=tuple(by_key[k] for k in blend.keys), weights=blend.weights)
     assert load_solution(ensemble.model_dump_json()) == ensemble
-    result = asyncio.run(evaluate(ensemble, data, CV, tmp_path / "blend", LIMITS))
+    result = asyncio.run(evaluate(EvaluationRequest(ensemble, data, CV, tmp_path / "blend", LIMITS)))
     assert result.status == "succeeded", result.error
     assert result.fold_scores == pytest.approx(blend.fold_scores, rel=1e-3, abs=1e-3)
 
@@ -155,7 +163,7 @@ def test_a_stack_script_reproduces_the_stacked_test_predictions(
     }
     made_files = write_blend(ensemble, blend, data, CV, tests, tmp_path / "made")
     assert made_files.cv_mean == pytest.approx(float(np.mean(scores)))
-    ran = asyncio.run(evaluate(ensemble, data, CV, tmp_path / "ran", LIMITS))
+    ran = asyncio.run(evaluate(EvaluationRequest(ensemble, data, CV, tmp_path / "ran", LIMITS)))
     assert ran.status == "succeeded", ran.error
     written, run = (pd.read_csv(tmp_path / d / "test_predictions.csv") for d in ("made", "ran"))
     np.testing.assert_allclose(written.iloc[:, 1:].to_numpy(), run.iloc[:, 1:].to_numpy(), atol=1e-6)
@@ -179,12 +187,12 @@ def test_a_screen_runs_only_the_first_folds_and_writes_no_submission(home: Path,
     spec = LocalPlatform(home / "competitions").ensure("wine")
     data = CompetitionData.load(spec, home / "competitions" / "wine" / "public")
     recipe = default_recipe(ModelFamily.extra_trees)
-    quick = asyncio.run(evaluate(recipe, data, CV, tmp_path / "quick", LIMITS, folds=1))
+    quick = asyncio.run(evaluate(EvaluationRequest(recipe, data, CV, tmp_path / "quick", LIMITS, folds=1)))
     assert quick.status == "succeeded", quick.error
     assert len(quick.fold_scores) == 1 and quick.submission_path is None
     assert not (tmp_path / "quick" / "submission.csv").exists()
 
-    full = asyncio.run(evaluate(recipe, data, CV, tmp_path / "full", LIMITS))
+    full = asyncio.run(evaluate(EvaluationRequest(recipe, data, CV, tmp_path / "full", LIMITS)))
     assert full.fold_scores[0] == pytest.approx(quick.fold_scores[0]), "the screen must use the same first fold"
 
 
@@ -197,7 +205,7 @@ def test_a_screened_candidate_goes_on_to_full_cv_only_if_its_first_fold_is_good_
     recipe = default_recipe(ModelFamily.linear)
     screen = Screen(folds=1, threshold=threshold)
     result, outcome = asyncio.run(
-        screen_then_evaluate(LocalEvaluator(1), recipe, data, CV, tmp_path / "c", LIMITS, screen)
+        screen_then_evaluate(LocalEvaluator(1), EvaluationRequest(recipe, data, CV, tmp_path / "c", LIMITS), screen)
     )
     assert outcome == status, result.error
     if status == "screened_out":
@@ -218,7 +226,9 @@ def test_a_candidate_whose_full_cv_would_not_end_in_time_is_not_run_after_its_sc
     measured = cold.evaluate(EvaluationRequest(recipe, data, ten_folds, tmp_path / "measured", LIMITS, folds=1))
     limits = Limits(timeout_s=3 * asyncio.run(measured).runtime_s)  # room for its screen, not for ten folds
     passing = Screen(folds=1, threshold=0.0)
-    result, outcome = asyncio.run(screen_then_evaluate(cold, recipe, data, ten_folds, tmp_path / "c", limits, passing))
+    result, outcome = asyncio.run(
+        screen_then_evaluate(cold, EvaluationRequest(recipe, data, ten_folds, tmp_path / "c", limits), passing)
+    )
     assert outcome == "screened_out" and len(result.fold_scores) == 1
     assert result.error and "its full CV would take" in result.error
     assert not (tmp_path / "c" / "submission.csv").exists()
@@ -324,7 +334,10 @@ def test_date_columns_are_found_and_become_date_parts(tmp_path: Path) -> None:
     kfold = CVScheme(kind="kfold", n_folds=3)
     with_dates = default_recipe(ModelFamily.hist_gradient_boosting, date_columns=("sold_on",))
     without = default_recipe(ModelFamily.hist_gradient_boosting, drop_columns=("sold_on",))
-    scored = {r.key: asyncio.run(evaluate(r, data, kfold, tmp_path / r.key, LIMITS)) for r in (with_dates, without)}
+    scored = {
+        r.key: asyncio.run(evaluate(EvaluationRequest(r, data, kfold, tmp_path / r.key, LIMITS)))
+        for r in (with_dates, without)
+    }
     assert all(e.status == "succeeded" for e in scored.values())
     dated, plain = scored[with_dates.key].cv_mean, scored[without.key].cv_mean
     assert dated is not None and plain is not None

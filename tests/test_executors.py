@@ -12,10 +12,9 @@ from agent_k.competition.research import CVScheme
 from agent_k.config import Settings
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.runner import MissionRunner
-from agent_k.ml.evaluate import CompetitionData
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest
 from agent_k.ml.executors import DaskEvaluator, ExecutorError, LocalEvaluator, make_evaluator
 from agent_k.ml.recipes import ModelFamily
-from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
 from agent_k.sandbox import Limits, bwrap_problem

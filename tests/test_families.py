@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agent_k.ml.evaluate import CompetitionData, evaluate
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest, evaluate
 from agent_k.ml.families import FAMILIES, SVM_ROWS, WARM_PRELOAD, DataTraits, ModelFamily, recommended
 from agent_k.ml.profiling import profile
 from agent_k.ml.search import default_recipe
@@ -57,7 +57,9 @@ def test_a_kernel_machine_classifies_a_small_numeric_table_in_the_sandbox(home: 
     findings = profile(spec, pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv"))
     assert ModelFamily.svm.value in findings.model_families
     data = CompetitionData.load(spec, public, findings.cv)
-    result = asyncio.run(evaluate(default_recipe(ModelFamily.svm), data, findings.cv, tmp_path, Limits(timeout_s=120)))
+    result = asyncio.run(
+        evaluate(EvaluationRequest(default_recipe(ModelFamily.svm), data, findings.cv, tmp_path, Limits(timeout_s=120)))
+    )
     assert result.status == "succeeded" and result.cv_mean is not None and result.cv_mean > 0.9, result.error
     assert result.oof_path is not None
     probabilities = pd.read_csv(result.oof_path)[list(spec.classes or [])].to_numpy()

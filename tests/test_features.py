@@ -16,7 +16,7 @@ from agent_k.competition.research import CVScheme
 from agent_k.config import SEARCH_PATIENCE as PATIENCE
 from agent_k.mission.nodes.evolution import settle
 from agent_k.mission.state import EvolutionState
-from agent_k.ml.evaluate import CompetitionData, evaluate
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest, evaluate
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.search import FeatureOptions, Scored, default_recipe, starting_recipe
 from agent_k.ml.search.selection import MAX_SEEDS, feature_starters
@@ -51,7 +51,7 @@ def test_target_encoding_is_fitted_out_of_fold(tmp_path: Path) -> None:
     recipe = default_recipe(ModelFamily.lightgbm).model_copy(
         update={"target_columns": ("user",), "frequency_columns": ("user",), "date_columns": ("visited",)}
     )
-    result = asyncio.run(evaluate(recipe, data, CV, tmp_path / "c", Limits(timeout_s=240)))
+    result = asyncio.run(evaluate(EvaluationRequest(recipe, data, CV, tmp_path / "c", Limits(timeout_s=240))))
     assert result.status == "succeeded", result.error
     assert result.cv_mean is not None and result.cv_mean < 0.55, f"CV {result.cv_mean} on noise: a leak"
     source = (tmp_path / "c" / "solution.py").read_text()
@@ -120,7 +120,7 @@ def test_lightgbm_splits_on_categories_natively_when_asked(home: Path, tmp_path:
     spec = LocalPlatform(home / "competitions").ensure("titanic")
     data = CompetitionData.load(spec, home / "competitions" / "titanic" / "public")
     recipe = default_recipe(ModelFamily.lightgbm).model_copy(update={"native_categorical": True})
-    result = asyncio.run(evaluate(recipe, data, CV, tmp_path / "c", Limits(timeout_s=120)))
+    result = asyncio.run(evaluate(EvaluationRequest(recipe, data, CV, tmp_path / "c", Limits(timeout_s=120))))
     assert result.status == "succeeded", result.error
     assert result.cv_mean is not None and result.cv_mean > 0.75
     assert "native_categorical=True" in (tmp_path / "c" / "solution.py").read_text()

@@ -26,9 +26,9 @@ from agent_k.config import Settings
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.phases import Mode
 from agent_k.mission.runner import MissionRunner
-from agent_k.ml.evaluate import CompetitionData, Evaluation
+from agent_k.ml.evaluate import CompetitionData, Evaluation, EvaluationRequest
 from agent_k.ml.recipes import Script
-from agent_k.ml.requests import EvaluationRequest, evaluate_solution
+from agent_k.ml.requests import evaluate_solution
 from agent_k.platforms.local import LocalPlatform
 from agent_k.sandbox import Limits
 from agent_k.sandbox.cgroups import available

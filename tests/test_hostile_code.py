@@ -25,9 +25,9 @@ from agent_k.config import Settings
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.phases import Mode
 from agent_k.mission.runner import MissionRunner
-from agent_k.ml.evaluate import CompetitionData
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest
 from agent_k.ml.recipes import ModelFamily, Script
-from agent_k.ml.requests import EvaluationRequest, evaluate_solution
+from agent_k.ml.requests import evaluate_solution
 from agent_k.ml.search import DEFAULTS
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import UserTables

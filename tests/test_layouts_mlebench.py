@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from agent_k.competition.research import CVScheme
-from agent_k.ml.evaluate import CompetitionData, evaluate
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest, evaluate
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.search import default_recipe
@@ -52,7 +52,11 @@ def test_a_true_false_target_scores_like_its_0_1_twin(home: Path, tmp_path: Path
         assert spec.classes == (["0", "1"] if as_integers else ["False", "True"])
         data = CompetitionData.load(spec, home / "competitions" / name / "public")
         cv = CVScheme(kind="stratified_kfold", n_folds=3)
-        result = asyncio.run(evaluate(default_recipe(ModelFamily.linear), data, cv, tmp_path / f"{name}-c", Limits(60)))
+        result = asyncio.run(
+            evaluate(
+                EvaluationRequest(default_recipe(ModelFamily.linear), data, cv, tmp_path / f"{name}-c", Limits(60))
+            )
+        )
         assert result.status == "succeeded", result.error
         scores[name] = result.cv_mean
         submission = pd.read_csv(result.submission_path, dtype=str) if result.submission_path else None

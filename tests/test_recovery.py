@@ -18,9 +18,8 @@ from agent_k.config import Settings
 from agent_k.mission.launch import MissionSpec
 from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import MissionResult
-from agent_k.ml.evaluate import Evaluation
+from agent_k.ml.evaluate import Evaluation, EvaluationRequest
 from agent_k.ml.executors import Evaluator, LocalEvaluator
-from agent_k.ml.requests import EvaluationRequest
 from agent_k.platforms.base import PlatformError, Submission
 from agent_k.platforms.local import LocalPlatform
 from agent_k.store.repository import Store

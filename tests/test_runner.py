@@ -23,10 +23,9 @@ from agent_k.mission.options import MissionOptions
 from agent_k.mission.phases import Mode, Phase
 from agent_k.mission.runner import MissionRunner
 from agent_k.mission.state import MissionResult, MissionState
-from agent_k.ml.evaluate import Evaluation
+from agent_k.ml.evaluate import Evaluation, EvaluationRequest
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.recipes import ModelFamily, Recipe
-from agent_k.ml.requests import EvaluationRequest
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import from_files
 from agent_k.sandbox import Limits

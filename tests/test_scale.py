@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from agent_k.competition.research import CVScheme
-from agent_k.ml.evaluate import CompetitionData, evaluate
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest, evaluate
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.search import Scored, default_recipe, propose
 from agent_k.ml.sizing import size_candidates
@@ -67,7 +67,7 @@ def test_parquet_tables_give_the_same_scores_as_the_csvs(home: Path, tmp_path: P
 
     def score(folder: Path) -> list[float]:
         data = CompetitionData.load(spec, data_dir)
-        result = asyncio.run(evaluate(recipe, data, cv, folder, Limits(timeout_s=120)))
+        result = asyncio.run(evaluate(EvaluationRequest(recipe, data, cv, folder, Limits(timeout_s=120))))
         assert result.status == "succeeded", result.error
         return result.fold_scores
 
@@ -96,7 +96,11 @@ def test_a_candidate_out_of_memory_says_so_and_its_family_is_avoided(home: Path,
     data = CompetitionData.load(spec, home / "competitions" / "diabetes" / "public")
     forest = default_recipe(ModelFamily.random_forest).model_copy(update={"params": {"n_estimators": 400}})
     result = asyncio.run(
-        evaluate(forest, data, CVScheme(kind="kfold", n_folds=3), tmp_path / "c", Limits(timeout_s=60, memory_mb=64))
+        evaluate(
+            EvaluationRequest(
+                forest, data, CVScheme(kind="kfold", n_folds=3), tmp_path / "c", Limits(timeout_s=60, memory_mb=64)
+            )
+        )
     )
     assert result.status == "failed" and result.error is not None and "out of memory" in result.error
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from agent_k.competition import InvalidSubmission
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import read_submission
-from agent_k.ml.evaluate import CompetitionData, check_oof, evaluate, fold_scores, read_oof
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest, check_oof, evaluate, fold_scores, read_oof
 from agent_k.ml.prior import evaluate_prior
 from agent_k.ml.profiling import profile
 from agent_k.ml.recipes import ModelFamily
@@ -107,7 +107,9 @@ def test_a_submission_averages_the_fold_models_unless_refitted(home: Path, tmp_p
 def test_cv_comes_from_out_of_fold_predictions(home: Path, tmp_path: Path) -> None:
     spec = LocalPlatform(home / "competitions").ensure("wine")
     data = CompetitionData.load(spec, home / "competitions" / "wine" / "public")
-    result = asyncio.run(evaluate(default_recipe(ModelFamily.linear), data, CV, tmp_path / "c", Limits(timeout_s=60)))
+    result = asyncio.run(
+        evaluate(EvaluationRequest(default_recipe(ModelFamily.linear), data, CV, tmp_path / "c", Limits(timeout_s=60)))
+    )
     assert result.status == "succeeded", result.error
     assert len(result.fold_scores) == 3 and result.cv_mean == pytest.approx(sum(result.fold_scores) / 3)
     assert result.oof_path is not None
@@ -123,7 +125,7 @@ def test_a_broken_recipe_is_a_failed_candidate_with_its_reason(home: Path, tmp_p
     spec = LocalPlatform(home / "competitions").ensure("penguins")
     data = CompetitionData.load(spec, home / "competitions" / "penguins" / "public")
     recipe = default_recipe(ModelFamily.knn).model_copy(update={"params": {"n_neighbors": 0, "weights": "uniform"}})
-    result = asyncio.run(evaluate(recipe, data, CV, tmp_path / "c", Limits(timeout_s=60)))
+    result = asyncio.run(evaluate(EvaluationRequest(recipe, data, CV, tmp_path / "c", Limits(timeout_s=60))))
     assert result.status == "failed" and result.cv_mean is None
     assert result.error and "n_neighbors" in result.error
 
@@ -146,7 +148,7 @@ def test_random_recipes_run_standalone_and_score(
     for _ in range(steps):
         recipe = mutate(recipe, rng, FEATURE_OPTIONS[competition])
     workdir = tmp_path_factory.mktemp("random-recipe")
-    result = asyncio.run(evaluate(recipe, data, CV, workdir, Limits(timeout_s=120)))
+    result = asyncio.run(evaluate(EvaluationRequest(recipe, data, CV, workdir, Limits(timeout_s=120))))
     assert result.status == "succeeded", f"{recipe.summary()}: {result.error}"
     assert result.cv_mean is not None and np.isfinite(result.cv_mean)
 
@@ -162,7 +164,7 @@ def test_feature_operations_run_standalone(home: Path, tmp_path: Path) -> None:
         }
     )
     assert recipe.summary().endswith("[log+frequency+ratio]")
-    result = asyncio.run(evaluate(recipe, data, CV, tmp_path / "c", Limits(timeout_s=60)))
+    result = asyncio.run(evaluate(EvaluationRequest(recipe, data, CV, tmp_path / "c", Limits(timeout_s=60))))
     assert result.status == "succeeded", result.error
     source = (tmp_path / "c" / "solution.py").read_text()
     assert "log_columns=['body_mass_g', 'flipper_length_mm']" in source

@@ -11,11 +11,10 @@ import pandas as pd
 import pytest
 
 from agent_k.competition.research import CVScheme
-from agent_k.ml.evaluate import CompetitionData, evaluate
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest, evaluate
 from agent_k.ml.executors import LocalEvaluator
 from agent_k.ml.recipes import ModelFamily, Script
 from agent_k.ml.render import render_solution
-from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.search import default_recipe
 from agent_k.platforms.local import LocalPlatform
 from agent_k.sandbox import Limits, bwrap_problem
@@ -37,7 +36,9 @@ def test_warm_runs_score_and_submit_exactly_as_cold_ones(penguins: CompetitionDa
 
     async def scenario() -> None:
         for recipe in recipes:
-            cold = await evaluate(recipe, penguins, CV, tmp_path / "cold" / recipe.key, Limits(timeout_s=120))
+            cold = await evaluate(
+                EvaluationRequest(recipe, penguins, CV, tmp_path / "cold" / recipe.key, Limits(timeout_s=120))
+            )
             warm = await evaluator.evaluate(
                 EvaluationRequest(recipe, penguins, CV, tmp_path / "warm" / recipe.key, Limits(timeout_s=120))
             )

@@ -1,4 +1,5 @@
-"""Evaluate recipes for a mission and keep every result in the candidate archive (idempotently)."""
+"""The candidate archive: every evaluated solution of a mission, kept once (idempotently), and what one candidate
+may use (its memory, threads and sandbox). How a generation's candidates are evaluated is `screening`."""
 
 from __future__ import annotations
 
@@ -6,23 +7,17 @@ import asyncio
 import contextlib
 import json
 import math
-import statistics
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from agent_k import tracing
 from agent_k.competition import Competition
-from agent_k.competition.research import CVScheme
 from agent_k.events.models import CandidateEvaluated
 from agent_k.mission.context import GraphContext
 from agent_k.mission.phases import Phase
-from agent_k.mission.screening import Screen, may_finish, screen_then_evaluate, time_stretch
 from agent_k.mission.state import CandidateMemory, MissionState
-from agent_k.ml.evaluate import CompetitionData, Evaluation
+from agent_k.ml.evaluate import Evaluation
 from agent_k.ml.recipes import Ensemble, ModelFamily, Recipe, Solution, load_solution
-from agent_k.ml.requests import EvaluationRequest
-from agent_k.ml.search import Proposal, Scored
+from agent_k.ml.search import Scored
 from agent_k.ml.sizing import data_mb, size_candidates
 from agent_k.sandbox import Limits, UntrustedOutput, read_regular
 from agent_k.secrets import Scrubber
@@ -31,19 +26,6 @@ from agent_k.store.status import CandidateStatus
 
 LOG_BYTES = 1 << 20
 SOURCE_BYTES = 1 << 20
-SCREEN_MIN_RUNTIME_S = 3.0
-"""Below this likely runtime a candidate is cheaper to evaluate in full than to screen first."""
-SCREEN_RANK = 3
-"""A screened candidate goes on to full CV if its first fold beats the SCREEN_RANK-th best candidate's."""
-SAMPLE_MIN_TRAIN_ROWS = 20_000
-SAMPLE_MIN_RUNTIME_S = 6.0
-"""From this many training rows, and when a full evaluation typically takes this long, a generation is first
-scored on a sample (successive halving). Below either, full CV is cheap enough, and a sample would only favour
-the models that do well on little data (linear ones) over those that win on all of it."""
-MIN_START_S = 1.0
-"""A candidate is not started with less than this left before its generation's deadline (it could not finish)."""
-SAMPLE_SHARE = 0.125
-SAMPLE_MIN_ROWS = 5_000
 
 
 @dataclass(frozen=True)
@@ -95,17 +77,6 @@ class ArchivedCandidate:
         return (-competition.scored_by.rank_key(self.cv), -(self.log_loss if self.log_loss is not None else math.inf))
 
 
-def sample_rows(n_train: int, typical_runtime_s: float, *, new_family: bool = False) -> int | None:
-    """How many rows a generation's first look uses: an eighth of large, costly data (at least 5,000), or None
-    where a full evaluation is cheap enough. A generation that brings a family not yet run on this data has no
-    cost to go by (forests take five to ten times boosting's on the same rows: on diamonds' 40,000 a random forest
-    and extra trees timed out at 35-41 s each, a third of a 120 s mission's time): on large data its first look is
-    the sample, whatever the others cost."""
-    if n_train < SAMPLE_MIN_TRAIN_ROWS or (typical_runtime_s < SAMPLE_MIN_RUNTIME_S and not new_family):
-        return None
-    return max(SAMPLE_MIN_ROWS, int(n_train * SAMPLE_SHARE))
-
-
 def search_history(candidates: list[ArchivedCandidate]) -> list[Scored]:
     """Single-recipe candidates as the search sees them (ensembles are never parents)."""
     return [Scored(c.recipe, c.cv if c.succeeded else None) for c in candidates if isinstance(c.recipe, Recipe)]
@@ -124,27 +95,6 @@ def best_single(candidates: list[ArchivedCandidate], competition: Competition) -
     """The best evaluated candidate that is not a blend: workflow recipes and agents' recipes and scripts alike."""
     done = [c for c in candidates if c.succeeded and c.cv is not None and not isinstance(c.recipe, Ensemble)]
     return max(done, key=lambda c: c.rank(competition), default=None)
-
-
-def likely_runtime_s(recipe: Solution, candidates: list[ArchivedCandidate]) -> float | None:
-    """What a full evaluation of `recipe` likely takes: the median of its model family's full runs so far, else
-    of all full runs (None: none yet). Families differ tenfold on the same data (forests against boosting)."""
-    full = [c for c in candidates if c.succeeded and c.fidelity >= 1.0]
-    kin = [c for c in full if isinstance(recipe, Recipe) and getattr(c.recipe, "family", None) == recipe.family]
-    times = [c.runtime_s for c in kin or full if c.runtime_s]
-    return statistics.median(times) if times else None
-
-
-def screen_for(
-    candidates: list[ArchivedCandidate], competition: Competition, cv: CVScheme, likely_s: float | None
-) -> Screen | None:
-    """Screen on one fold a recipe whose full CV likely takes `likely_s` (`likely_runtime_s`), when that is costly
-    and there is a reference to beat; otherwise None."""
-    done = [c for c in candidates if c.succeeded and c.cv is not None and c.fold_scores]
-    if likely_s is None or likely_s < SCREEN_MIN_RUNTIME_S or cv.n_folds < 3 or len(done) < SCREEN_RANK:
-        return None
-    done = competition.scored_by.ranked(done, lambda c: c.cv)
-    return Screen(folds=1, threshold=done[SCREEN_RANK - 1].fold_scores[0])
 
 
 def feature_drops(state: MissionState) -> tuple[str, ...]:
@@ -247,109 +197,3 @@ async def record(
         phase,
     )
     return ArchivedCandidate.from_row(row, ctx.mission_dir)
-
-
-async def evaluate_proposals(
-    ctx: GraphContext,
-    state: MissionState,
-    proposals: list[Proposal],
-    *,
-    generation: int,
-    phase: Phase,
-    timeout_s: float,
-    parallel: int,
-    screen: bool = False,
-    rows: int | None = None,
-) -> list[ArchivedCandidate]:
-    """Evaluate in parallel; a recipe already in the archive (e.g. before a crash) is not run again. With
-    `screen`, a recipe whose full CV is likely costly is first run on one fold (`screen_for`).
-
-    With `rows`, successive halving: every new recipe is first cross-validated on a sample of that many rows,
-    and the better half goes on to full CV when its likely runtime (the first look's, scaled up by the sample's
-    share) fits in the time left. The others are archived as screened out, at their fidelity, so a sample's
-    score is never compared with a full one."""
-    competition, findings = state.selected_competition, state.research_findings
-    assert competition is not None and findings is not None and state.data_dir is not None
-    history = await archive(ctx, state)
-    known = {c.key: c for c in history}
-    data = await asyncio.to_thread(CompetitionData.load, competition, Path(state.data_dir), findings.cv)
-    size = sizing(ctx, state, parallel)
-    parallel = size.parallel
-    threads = max(1, ctx.settings.parallel_evaluations // max(1, min(parallel, len(proposals))))
-    limits = candidate_limits(ctx, state, timeout_s=timeout_s, threads=threads, memory_mb=size.memory_mb)
-    semaphore = asyncio.Semaphore(parallel)
-    fresh = [p for p in proposals if p.recipe.key not in known]
-    sampled = [p for p in fresh if isinstance(p.recipe, Recipe)] if rows and len(fresh) > 1 else []
-    fidelity = min(1.0, (rows or 0) / max(1, findings.n_train))
-    started = time.monotonic()
-    deadline = started + timeout_s
-
-    def bounded() -> Limits | None:
-        """The limits for a candidate starting now: it ends by the generation's deadline, however late it starts
-        (a queued one would otherwise get a whole timeout of its own); None when too little is left to start."""
-        left = deadline - time.monotonic()
-        return replace(limits, timeout_s=min(limits.timeout_s, left)) if left >= MIN_START_S else None
-
-    async def first_look(proposal: Proposal) -> tuple[Proposal, Evaluation | None]:
-        async with semaphore:
-            if (now := bounded()) is None:
-                return proposal, None
-            workdir = candidate_dir(ctx.mission_dir, proposal.recipe.key)
-            summary = proposal.recipe.summary()[:200]
-            with tracing.span("candidate", ctx.phase_span, key=proposal.recipe.key, recipe=summary, rows=rows or 0):
-                request = EvaluationRequest(proposal.recipe, data, findings.cv, workdir, now, rows=rows)
-                return proposal, await ctx.evaluator.evaluate(request)
-
-    gathered = await asyncio.gather(*(first_look(p) for p in sampled))
-    unstarted = {p.recipe.key for p, e in gathered if e is None}
-    looks = {p.recipe.key: (p, e) for p, e in gathered if e is not None}
-    scored = [(p, e) for p, e in looks.values() if e.status == CandidateStatus.succeeded and e.cv_mean is not None]
-    scored = competition.scored_by.ranked(scored, lambda pe: pe[1].cv_mean)
-    left = timeout_s - (time.monotonic() - started)
-    better_half = scored[: (len(scored) + 1) // 2]
-    promoted = {
-        p.recipe.key for p, e in better_half if e.runtime_s / max(fidelity, 1e-3) <= left * time_stretch(p.recipe)
-    }
-    bar = better_half[-1][1].cv_mean if better_half else None
-
-    async def one(proposal: Proposal) -> ArchivedCandidate | None:
-        recipe = proposal.recipe
-        if recipe.key in known:
-            return known[recipe.key]
-        if recipe.key in unstarted:
-            return None
-        look = looks.get(recipe.key)
-        if look is not None and recipe.key not in promoted:
-            result, status, share = look[1], CandidateStatus.failed, fidelity
-            if result.status == CandidateStatus.succeeded:
-                status = CandidateStatus.screened_out
-                in_half = any(p.recipe.key == recipe.key for p, _ in better_half)
-                why = "no time left for its full CV" if in_half else f"the better half reached {bar:.6g}"
-                result.error = f"screened out on {rows:,} rows ({fidelity:.0%}): {result.cv_mean:.6g}; {why}"
-        else:
-            workdir = candidate_dir(ctx.mission_dir, recipe.key)
-            async with semaphore:
-                likely = likely_runtime_s(recipe, history)
-                quick = screen_for(history, competition, findings.cv, likely) if screen and not look else None
-                if (now := bounded()) is None or not may_finish(recipe, likely, findings.cv, quick, now):
-                    return None
-                with tracing.span("candidate", ctx.phase_span, key=recipe.key, recipe=recipe.summary()[:200]):
-                    result, status = await screen_then_evaluate(
-                        ctx.evaluator, recipe, data, findings.cv, workdir, now, quick
-                    )
-            share = 1.0
-            if look is not None:
-                result.runtime_s += look[1].runtime_s
-        return await record(
-            ctx,
-            state,
-            recipe,
-            result,
-            status=status,
-            generation=generation,
-            parents=proposal.parents,
-            phase=phase,
-            fidelity=share,
-        )
-
-    return [c for c in await asyncio.gather(*(one(p) for p in proposals)) if c is not None]

@@ -27,9 +27,8 @@ from agent_k.mission.candidates import ArchivedCandidate, archive, candidate_lim
 from agent_k.mission.context import GraphContext
 from agent_k.mission.state import MissionState
 from agent_k.ml.ensemble import MAX_MEMBERS, resplit_scores
-from agent_k.ml.evaluate import CompetitionData
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest
 from agent_k.ml.recipes import Ensemble, Prior, Recipe
-from agent_k.ml.requests import EvaluationRequest
 from agent_k.ml.search import improved
 from agent_k.store.status import CandidateStatus
 

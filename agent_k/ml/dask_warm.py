@@ -16,9 +16,9 @@ from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
-from agent_k.ml.evaluate import Evaluation
+from agent_k.ml.evaluate import Evaluation, EvaluationRequest
 from agent_k.ml.families import WARM_PRELOAD
-from agent_k.ml.requests import EvaluationRequest, evaluate_solution
+from agent_k.ml.requests import evaluate_solution
 from agent_k.sandbox.warm import WarmPool
 
 PLUGIN = "agent-k-warm"

@@ -16,7 +16,7 @@ from agent_k.competition.decision import Rule, apply_rule, fit_rule
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import validate_frame
 from agent_k.ml.folds import scored_rows
-from agent_k.ml.recipes import Ensemble, Recipe
+from agent_k.ml.recipes import Ensemble, Recipe, Solution
 from agent_k.ml.render import render_solution
 from agent_k.ml.splits import fold_columns, splits
 from agent_k.ml.tables import has_tables, read_table
@@ -273,26 +273,34 @@ def oof_truth(data: CompetitionData, oof: OutOfFold) -> pd.Series | pd.DataFrame
     return data.train_target.loc[oof.ids].reset_index(drop=True)
 
 
-async def evaluate(
-    solution: Recipe | Ensemble,
-    data: CompetitionData,
-    cv: CVScheme,
-    workdir: Path,
-    limits: Limits,
-    *,
-    folds: int | None = None,
-    rows: int | None = None,
-    cv_only: bool = False,
-    timed_rounds: bool = True,
-    run: Runner = run_sandboxed,
-) -> Evaluation:
-    """Run the solution sandboxed and score its out-of-fold predictions.
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """One candidate's evaluation, as every hop passes it on: the mission, an evaluator, a Dask task, the run.
 
     `folds=None`: full CV, the submission and the test predictions it is made of. `folds=K`: the first K folds
     only, no submission (a quick screen). `rows=N`: CV on a random sample of N training rows, no submission (a
     low-fidelity screen of large data). `cv_only`: full CV, no submission (another split of the same rows).
-    `timed_rounds`: boosting ends its rounds to keep within `limits.timeout_s` (`FITS_SHARE` of it).
-    """
+    `timed_rounds`: boosting ends its rounds within the timeout; off where a score must be of the recipe as it
+    was searched (the final pick's second split), which then times out rather than comes back cut short."""
+
+    solution: Solution
+    data: CompetitionData
+    cv: CVScheme
+    workdir: Path
+    limits: Limits
+    folds: int | None = None
+    rows: int | None = None
+    cv_only: bool = False
+    timed_rounds: bool = True
+
+
+async def evaluate(request: EvaluationRequest, run: Runner = run_sandboxed) -> Evaluation:
+    """Run our template's solution sandboxed (through `run`, which may be a warm worker) and score its
+    out-of-fold predictions; with `request.timed_rounds`, boosting ends its rounds within `FITS_SHARE` of the
+    timeout."""
+    solution, data, cv, workdir, limits = request.solution, request.data, request.cv, request.workdir, request.limits
+    assert isinstance(solution, Recipe | Ensemble), "scripts and the prior are evaluated by `evaluate_solution`"
+    folds, rows, cv_only = request.folds, request.rows, request.cv_only
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "solution.py"
     try:
@@ -303,7 +311,7 @@ async def evaluate(
     args, outputs = ["--out", SUBMISSION, "--oof", OOF], [OOF]
     if has_tables(data.data_dir):
         args.append("--tables")
-    if timed_rounds:
+    if request.timed_rounds:
         args += ["--seconds", f"{max(1.0, FITS_SHARE * limits.timeout_s - 1.0):.1f}"]
     if folds:
         args += ["--folds", str(folds)]

@@ -10,9 +10,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent_k.ml.evaluate import Evaluation
+from agent_k.ml.evaluate import Evaluation, EvaluationRequest
 from agent_k.ml.families import WARM_PRELOAD
-from agent_k.ml.requests import EvaluationRequest, evaluate_solution
+from agent_k.ml.requests import evaluate_solution
 from agent_k.sandbox import run_sandboxed
 from agent_k.sandbox.warm import WarmPool
 

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from agent_k.competition import Competition, CVScheme
-from agent_k.ml.evaluate import CompetitionData
+from agent_k.ml.evaluate import CompetitionData, EvaluationRequest
 from agent_k.ml.recipes import Script
-from agent_k.ml.requests import EvaluationRequest, evaluate_solution
+from agent_k.ml.requests import evaluate_solution
 from agent_k.sandbox import Limits
 from tests.support.hostile_attacks import ATTACKS, HEADER_FLOOD, HONEST, PRELUDE, reports
 

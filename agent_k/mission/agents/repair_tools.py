@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic_ai import ModelRetry, RunContext
 
 from agent_k.mission.agents.deps import AgentDeps
-from agent_k.mission.candidates import ArchivedCandidate, evaluate_proposals
+from agent_k.mission.candidates import ArchivedCandidate
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import StepError
+from agent_k.mission.screening import evaluate_proposals
 from agent_k.ml.recipes import Script
 from agent_k.ml.search import Proposal
 from agent_k.store.status import FailureReason

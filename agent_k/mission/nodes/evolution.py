@@ -15,20 +15,13 @@ from pydantic_graph import End
 from agent_k.events.models import EvolutionEnsemble, EvolutionGeneration, EvolutionPick, Log
 from agent_k.mission.agents import AgentFailed, runs_agent
 from agent_k.mission.blending import blend_reserve_s, final_blend
-from agent_k.mission.candidates import (
-    archive,
-    best_single,
-    evaluate_proposals,
-    feature_drops,
-    out_of_memory_families,
-    sample_rows,
-    search_history,
-)
+from agent_k.mission.candidates import archive, best_single, feature_drops, out_of_memory_families, search_history
 from agent_k.mission.final_pick import final_pick, pick_reserve_s
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.submission import SubmissionNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import Step, StepError, run_step
+from agent_k.mission.screening import evaluate_proposals, sample_rows
 from agent_k.mission.state import EvolutionState, MissionResult
 from agent_k.ml.recipes import ModelFamily, Prior, Recipe
 from agent_k.ml.search import EXPLORE, WIDE_EXPLORE, improved, propose

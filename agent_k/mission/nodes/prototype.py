@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pydantic_graph import End
 
 from agent_k.events.models import Log
-from agent_k.mission.candidates import ArchivedCandidate, evaluate_proposals, feature_drops, search_history
+from agent_k.mission.candidates import ArchivedCandidate, feature_drops, search_history
 from agent_k.mission.fallback import archive_prior
 from agent_k.mission.nodes.base import PhaseContext, PhaseNode
 from agent_k.mission.nodes.evolution import EvolutionNode
 from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import RepairGoal, Step, StepError, run_step
+from agent_k.mission.screening import evaluate_proposals
 from agent_k.mission.state import MissionResult
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.search import Proposal, first_recipes, ranked
