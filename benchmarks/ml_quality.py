@@ -35,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from agent_k.competition import Competition, TaskType, metrics
+from agent_k.competition import Competition, TaskType, metric_scoring
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.catalog import BUILTINS
 from agent_k.platforms.local.encoding import as_object_strings, make_preprocessor
@@ -62,14 +62,14 @@ def load(root: Path, spec: Competition) -> tuple[pd.DataFrame, pd.Series, pd.Dat
     features = as_object_strings(train.drop(columns=[spec.id_column, spec.target]))
     target = train[spec.target]
     if spec.task is not TaskType.regression:
-        target = metrics.normalize_labels(target)
+        target = metric_scoring.normalize_labels(target)
     test_features = as_object_strings(test.drop(columns=[spec.id_column]))
     return features, target, test_features, solution[spec.target].reset_index(drop=True), pd.Series(private)
 
 
 def private_score(spec: Competition, predictions: pd.DataFrame, y: pd.Series, private: pd.Series) -> float:
     mask = private.to_numpy()
-    return metrics.score(spec, y[mask].reset_index(drop=True), predictions[mask].reset_index(drop=True))
+    return metric_scoring.score(spec, y[mask].reset_index(drop=True), predictions[mask].reset_index(drop=True))
 
 
 def run_hgb(spec: Competition, data: tuple[Any, ...], seed: int = 0) -> float:

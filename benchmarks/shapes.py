@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from ml_quality import ratio, run_mission
 
-from agent_k.competition import Competition, PredictionKind, TaskType, metrics
+from agent_k.competition import Competition, PredictionKind, TaskType, metric_scoring
 from agent_k.competition.columns import looks_like_dates
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.board import read_board
@@ -91,7 +91,7 @@ def run_flaml(spec: Competition, train: pd.DataFrame, test: pd.DataFrame, budget
         if spec.metric == "rmsle":
             target = np.log1p(target.clip(lower=0))
         elif not regression and spec.task is not TaskType.multilabel:
-            target = metrics.normalize_labels(target)
+            target = metric_scoring.normalize_labels(target)
         automl = AutoML()
         metric = FLAML_METRICS[spec.metric]
         if metric == "roc_auc" and target.nunique() > 2:
@@ -117,7 +117,9 @@ def private_score(spec: Competition, predictions: pd.DataFrame, solution: pd.Dat
     truth = solution[spec.target_columns] if spec.targets else solution[spec.target]
     if spec.prediction is PredictionKind.value and spec.task is not TaskType.regression:
         predictions = predictions.astype({spec.target: str})
-    return metrics.score(spec, truth[private].reset_index(drop=True), predictions[private].reset_index(drop=True))
+    return metric_scoring.score(
+        spec, truth[private].reset_index(drop=True), predictions[private].reset_index(drop=True)
+    )
 
 
 def baseline(root: Path, spec: Competition, teams: str) -> tuple[str, float]:

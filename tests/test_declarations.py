@@ -27,7 +27,7 @@ from tests.support.toy_platform import SHELF
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "agent_k"
-METRIC_HOMES = {"competition/metric_table.py", "competition/measures.py"}
+METRIC_HOMES = {"competition/metric_table.py", "competition/metric_kernels.py"}
 """A metric's name may appear in its declaration and its kernel; nowhere else does code act on a name."""
 DATA_NAMING_METRICS = {"platforms/local/catalog.py", "ml/portfolio/build.py"}
 """Data, not behaviour: which metric each built-in competition (and each portfolio task) is scored by."""

@@ -1,4 +1,4 @@
-"""Kaggle's metric family (issue 27): every metric, computed by our code through `metrics.score`, matches a
+"""Kaggle's metric family (issue 27): every metric, computed by our code through `metric_scoring.score`, matches a
 reference implementation on random inputs (scikit-learn's, or the formula Kaggle publishes), and is maximised or
 minimised the way the competition says; decision rules come from out-of-fold predictions only."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from sklearn import metrics as skm
 
-from agent_k.competition import Competition, TaskType, metrics
+from agent_k.competition import Competition, TaskType, metric_scoring
 from agent_k.competition.decision import apply_rule, fit_rule
 from agent_k.competition.metric_table import BUILTIN_METRICS
 
@@ -58,7 +58,7 @@ def _ml_metrics_apk(actual: list[str], predicted: list[str], k: int) -> float:
 def _regression(metric: str, reference: object, *, positive: bool = False) -> None:
     y = RNG.gamma(2.0, 50.0, N) if positive else RNG.normal(100, 30, N)
     p = np.clip(y + RNG.normal(0, 20, N), 0, None) if positive else y + RNG.normal(0, 20, N)
-    ours = metrics.score(_spec(metric, TaskType.regression), pd.Series(y), pd.DataFrame({"y": p}))
+    ours = metric_scoring.score(_spec(metric, TaskType.regression), pd.Series(y), pd.DataFrame({"y": p}))
     assert ours == pytest.approx(reference(y, p), rel=1e-9)  # type: ignore[operator]
 
 
@@ -103,7 +103,7 @@ def test_label_metrics_match_their_references(metric: str, k: int, reference: ob
     task = TaskType.binary if k == 2 else TaskType.multiclass
     y, predicted = _labels(k)
     truth, frame = pd.Series(y), pd.DataFrame({"y": predicted})
-    ours = metrics.score(_spec(metric, task, classes), truth, frame)
+    ours = metric_scoring.score(_spec(metric, task, classes), truth, frame)
     assert ours == pytest.approx(reference(y, predicted), rel=1e-9)  # type: ignore[operator]
 
 
@@ -111,7 +111,7 @@ def test_probability_metrics_match_scikit_learn() -> None:
     y = RNG.integers(0, 2, N)
     p = np.clip(0.3 * y + RNG.random(N) * 0.7, 0, 1).round(2)  # rounded: ties, which AUC counts as halves
     for metric, reference in (("auc", skm.roc_auc_score), ("logloss", skm.log_loss), ("gini", None)):
-        ours = metrics.score(_spec(metric, TaskType.binary, ["0", "1"]), pd.Series(y), pd.DataFrame({"y": p}))
+        ours = metric_scoring.score(_spec(metric, TaskType.binary, ["0", "1"]), pd.Series(y), pd.DataFrame({"y": p}))
         expected = 2 * skm.roc_auc_score(y, p) - 1 if reference is None else reference(y, p)
         assert ours == pytest.approx(expected, rel=1e-6 if reference else 2e-2), metric
 
@@ -121,10 +121,10 @@ def test_probability_metrics_match_scikit_learn() -> None:
     classes = [f"c{i}" for i in range(k)]
     truth, frame = pd.Series([classes[i] for i in labels]), pd.DataFrame(matrix, columns=classes)
     spec = _spec("logloss", TaskType.multiclass, classes)
-    assert metrics.score(spec, truth, frame) == pytest.approx(skm.log_loss(labels, matrix), rel=1e-9)
+    assert metric_scoring.score(spec, truth, frame) == pytest.approx(skm.log_loss(labels, matrix), rel=1e-9)
     spec = _spec("auc", TaskType.multiclass, classes)
     expected = skm.roc_auc_score(labels, matrix, multi_class="ovr", average="macro")
-    assert metrics.score(spec, truth, frame) == pytest.approx(expected, rel=1e-9)
+    assert metric_scoring.score(spec, truth, frame) == pytest.approx(expected, rel=1e-9)
 
 
 def test_column_wise_metrics_of_several_targets_match_scikit_learn() -> None:
@@ -134,12 +134,12 @@ def test_column_wise_metrics_of_several_targets_match_scikit_learn() -> None:
     for metric, reference in (("mean_auc", skm.roc_auc_score), ("mean_logloss", skm.log_loss)):
         spec = _spec(metric, TaskType.multilabel, targets=targets, target=targets[0])
         expected = np.mean([reference(truth[t], predicted[t]) for t in targets])
-        assert metrics.score(spec, truth, predicted) == pytest.approx(expected, rel=1e-9)
+        assert metric_scoring.score(spec, truth, predicted) == pytest.approx(expected, rel=1e-9)
     numbers = pd.DataFrame({t: RNG.normal(0, 1, N) for t in targets})
     guesses = numbers + RNG.normal(0, 0.5, (N, 3))
     spec = _spec("rmse", TaskType.multioutput, targets=targets, target=targets[0])
     expected = np.mean([math.sqrt(skm.mean_squared_error(numbers[t], guesses[t])) for t in targets])
-    assert metrics.score(spec, numbers, guesses) == pytest.approx(expected, rel=1e-9)  # MCRMSE
+    assert metric_scoring.score(spec, numbers, guesses) == pytest.approx(expected, rel=1e-9)  # MCRMSE
 
 
 def test_map_at_k_matches_the_ml_metrics_reference() -> None:
@@ -148,7 +148,7 @@ def test_map_at_k_matches_the_ml_metrics_reference() -> None:
     ranked = [" ".join(RNG.permutation(classes)[: RNG.integers(1, 4)]) for _ in range(N)]
     spec = _spec("map_at_k", TaskType.multiclass, classes, top_k=3)
     expected = np.mean([_ml_metrics_apk([t], r.split(), 3) for t, r in zip(truth, ranked, strict=True)])
-    assert metrics.score(spec, truth, pd.DataFrame({"y": ranked})) == pytest.approx(expected, rel=1e-12)
+    assert metric_scoring.score(spec, truth, pd.DataFrame({"y": ranked})) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("metric", [m.name for m in BUILTIN_METRICS])
@@ -177,7 +177,7 @@ def test_every_metric_prefers_the_right_answer_in_its_own_direction(metric: str)
         spec, y = _spec(metric, task, classes), pd.Series(RNG.choice(classes, N))
         good = pd.DataFrame({"y": y.to_numpy()})
         poor = pd.DataFrame({"y": [classes[(int(v) + 1) % len(classes)] for v in y]})
-    assert spec.better(metrics.score(spec, y, good), metrics.score(spec, y, poor)), metric
+    assert spec.better(metric_scoring.score(spec, y, good), metric_scoring.score(spec, y, poor)), metric
 
 
 def test_a_threshold_comes_from_the_labels_it_is_fitted_on_and_no_others() -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from agent_k.competition.kinds import PredictionKind, TaskType
 
 if TYPE_CHECKING:
-    from agent_k.competition import metrics
+    from agent_k.competition import metric_scoring
     from agent_k.competition.metric import Metric
     from agent_k.competition.models import Competition, Criteria
     from agent_k.competition.registry import MetricName, declare, metric_named, metric_names
@@ -53,13 +53,13 @@ __all__ = [
     "declare",
     "metric_named",
     "metric_names",
-    "metrics",
+    "metric_scoring",
 ]
 
 
 def __getattr__(name: str) -> object:
-    if name == "metrics":
-        return import_module(f"{__name__}.metrics")
+    if name == "metric_scoring":
+        return import_module(f"{__name__}.metric_scoring")
     if name in _LAZY:
         return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ one on all its out-of-fold predictions before labelling the test rows.
 - ordered numeric classes under quadratic weighted kappa: cut points on the expected class value;
 - otherwise: a weight per class, the label being the argmax of weighted probabilities.
 
-Self-contained (NumPy and `measures` only): `agent_k.ml.render` copies it into every generated `solution.py`.
+Self-contained (NumPy and `metric_kernels` only): `agent_k.ml.render` copies it into every generated `solution.py`.
 """
 
 from collections.abc import Callable
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent_k.competition.measures import LABEL_KERNELS, Array
+from agent_k.competition.metric_kernels import LABEL_KERNELS, Array
 
 Rule = dict[str, Any]
 Floats = npt.NDArray[np.float64]

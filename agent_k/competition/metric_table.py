@@ -1,10 +1,10 @@
-"""The built-in metrics, one row each (`agent_k.competition.metric`); their kernels are in `measures`."""
+"""The built-in metrics, one row each (`agent_k.competition.metric`); their kernels are in `metric_kernels`."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from agent_k.competition import measures
+from agent_k.competition import metric_kernels
 from agent_k.competition.kinds import TaskType
 from agent_k.competition.metric import Metric
 
@@ -14,67 +14,68 @@ _labels = partial(Metric, scored_on="labels", usual_task=TaskType.multiclass, ma
 BUILTIN_METRICS: tuple[Metric, ...] = (
     Metric(
         name="auc", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.binary,
-        kernel=measures.auc, kernel_of_classes=measures.macro_auc, boosting_eval="auc",
+        kernel=metric_kernels.auc, kernel_of_classes=metric_kernels.macro_auc, boosting_eval="auc",
         kaggle=("area under", "auc"),
     ),
     Metric(
         name="logloss", perfect=0.0, maximize=False, scored_on="probabilities", usual_task=TaskType.multiclass,
-        kernel=measures.binary_logloss, kernel_of_classes=measures.logloss,
+        kernel=metric_kernels.binary_logloss, kernel_of_classes=metric_kernels.logloss,
         kaggle=("log loss", "logloss", "logarithmic loss", "multiclass loss"),
     ),
     Metric(
         name="gini", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.binary,
-        kernel=measures.gini, two_classes=True,
+        kernel=metric_kernels.gini, two_classes=True,
         kaggle=("normalized gini", "gini"),
     ),
     Metric(
         name="mean_auc", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
-        kernel=measures.auc, columns_averaged=True,
+        kernel=metric_kernels.auc, columns_averaged=True,
         kaggle=("mean columnwise auc", "mean column-wise auc", "column-wise mean auc", "columnwise roc auc"),
     ),
     Metric(
         name="mean_logloss", perfect=0.0, maximize=False, scored_on="probabilities", usual_task=TaskType.multilabel,
-        kernel=measures.binary_logloss, columns_averaged=True,
+        kernel=metric_kernels.binary_logloss, columns_averaged=True,
         kaggle=("mean columnwise log loss", "mean column-wise log loss"),
     ),
-    _error(name="rmse", kernel=measures.rmse,
+    _error(name="rmse", kernel=metric_kernels.rmse,
         kaggle=("root mean squared error", "root mean square error", "rmse", "mean columnwise root mean squared",
                 "mcrmse"),
     ),
-    _error(name="mae", kernel=measures.mae, constant="median",
+    _error(name="mae", kernel=metric_kernels.mae, constant="median",
            kaggle=("mean absolute error", "mae")),
-    _error(name="medae", kernel=measures.medae, constant="median", kaggle=("median absolute error",)),
-    _error(name="rmsle", kernel=measures.rmsle, non_negative=True, log_scale=True, constant="log-mean",
+    _error(name="medae", kernel=metric_kernels.medae, constant="median", kaggle=("median absolute error",)),
+    _error(name="rmsle", kernel=metric_kernels.rmsle, non_negative=True, log_scale=True, constant="log-mean",
         kaggle=("root mean squared logarithmic error", "root mean squared log error", "rmsle"),
     ),
-    _error(name="mape", kernel=measures.mape, non_negative_target=True, constant="median",
+    _error(name="mape", kernel=metric_kernels.mape, non_negative_target=True, constant="median",
         kaggle=("mean absolute percentage error", "mape"),
     ),
-    _error(name="smape", kernel=measures.smape, constant="median",
+    _error(name="smape", kernel=metric_kernels.smape, constant="median",
            kaggle=("symmetric mean absolute percentage", "smape")),
     Metric(
-        name="r2", perfect=1.0, maximize=True, scored_on="values", usual_task=TaskType.regression, kernel=measures.r2,
+        name="r2", perfect=1.0, maximize=True, scored_on="values", usual_task=TaskType.regression,
+        kernel=metric_kernels.r2,
         kaggle=("coefficient of determination", "r2", "r^2"),
     ),
-    _labels(name="accuracy", kernel=measures.accuracy, row_share=True,
+    _labels(name="accuracy", kernel=metric_kernels.accuracy, row_share=True,
             kaggle=("accuracy", "categorization accuracy")),
-    _labels(name="f1_micro", kernel=measures.f1_micro, row_share=True,
+    _labels(name="f1_micro", kernel=metric_kernels.f1_micro, row_share=True,
            kaggle=("micro f1", "f1 micro", "micro-averaged f1")),
-    _labels(name="f1_macro", kernel=measures.f1_macro, fitted_rule=True,
+    _labels(name="f1_macro", kernel=metric_kernels.f1_macro, fitted_rule=True,
            kaggle=("macro f1", "f1 macro", "macro-averaged f1", "macro f-score")),
     Metric(
-        name="f1", perfect=1.0, maximize=True, scored_on="labels", usual_task=TaskType.binary, kernel=measures.f1,
+        name="f1", perfect=1.0, maximize=True, scored_on="labels", usual_task=TaskType.binary, kernel=metric_kernels.f1,
         two_classes=True, fitted_rule=True, kaggle=("f1", "f-score", "f score"),
     ),
-    _labels(name="mcc", kernel=measures.mcc, fitted_rule=True, kaggle=("matthews correlation", "mcc")),
-    _labels(name="balanced_accuracy", kernel=measures.balanced_accuracy, fitted_rule=True,
+    _labels(name="mcc", kernel=metric_kernels.mcc, fitted_rule=True, kaggle=("matthews correlation", "mcc")),
+    _labels(name="balanced_accuracy", kernel=metric_kernels.balanced_accuracy, fitted_rule=True,
            kaggle=("balanced accuracy",)),
-    _labels(name="qwk", kernel=measures.qwk, fitted_rule=True, ordinal=True,
+    _labels(name="qwk", kernel=metric_kernels.qwk, fitted_rule=True, ordinal=True,
         kaggle=("quadratic weighted kappa", "quadratic kappa", "qwk", "cohen kappa"),
     ),
     Metric(
         name="map_at_k", perfect=1.0, maximize=True, scored_on="ranked", usual_task=TaskType.multiclass,
-        kernel=measures.map_at_k, top_k=True, max_classes=5000,
+        kernel=metric_kernels.map_at_k, top_k=True, max_classes=5000,
         kaggle=("map@", "mean average precision"),
     ),
 )  # fmt: skip

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from agent_k.competition.kinds import PredictionKind
-from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.metric_scoring import normalize_labels
 from agent_k.competition.models import Competition
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import metrics
+from agent_k.competition import metric_scoring
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import (
     OOF,
@@ -102,7 +102,7 @@ def select_blend(data: CompetitionData, pool: dict[str, OutOfFold], *, rounds: i
         probabilities being mixed, and a hundred rule fits cheaper)."""
         mixed = _blend(values, counts, like)
         if by_log_loss:
-            loss = metrics.log_loss(spec, truth, mixed.predictions)
+            loss = metric_scoring.log_loss(spec, truth, mixed.predictions)
             return -loss, [-loss]
         scores = fold_scores(data, mixed, truth=truth)
         return float(np.mean(scores)), scores

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import Competition, InvalidSubmission, PredictionKind, TaskType, metrics
+from agent_k.competition import Competition, InvalidSubmission, PredictionKind, TaskType, metric_scoring
 from agent_k.competition.decision import Rule, apply_rule, fit_rule
 from agent_k.competition.research import CVScheme
 from agent_k.competition.submission_format import validate_frame
@@ -49,7 +49,7 @@ class CompetitionData:
         columns = list(dict.fromkeys([spec.id_column, *spec.target_columns, *(fold_columns(spec, cv) if cv else [])]))
         train = read_table(data_dir, "train.csv", columns)
         test = read_table(data_dir, "test.csv", [spec.id_column])
-        ids = metrics.normalize_labels(train[spec.id_column])
+        ids = metric_scoring.normalize_labels(train[spec.id_column])
         target = train[spec.target] if spec.targets is None else train[spec.target_columns]
         scored = None
         if cv is not None and cv.kind == "forward":
@@ -150,10 +150,10 @@ def decision_rule(data: CompetitionData, oof: OutOfFold, rows: np.ndarray | None
     if not needs_rule(spec):
         return None
     truth, matrix = oof_truth(data, oof), oof.predictions[list(spec.classes or [])].to_numpy(dtype=float)
-    codes = metrics.class_codes(spec, truth)  # type: ignore[arg-type]
+    codes = metric_scoring.class_codes(spec, truth)  # type: ignore[arg-type]
     if rows is not None:
         codes, matrix = codes[rows], matrix[rows]
-    return fit_rule(spec.metric, codes, matrix, metrics.class_values(spec))
+    return fit_rule(spec.metric, codes, matrix, metric_scoring.class_values(spec))
 
 
 async def read_oof(
@@ -170,7 +170,7 @@ def check_oof(data: CompetitionData, oof: pd.DataFrame, *, complete: bool = True
     expected = [spec.id_column, "fold", *oof_columns(spec)]
     if list(oof.columns) != expected:
         raise InvalidSubmission(f"out-of-fold columns must be {expected}, got {list(oof.columns)}")
-    ids = metrics.normalize_labels(oof[spec.id_column])
+    ids = metric_scoring.normalize_labels(oof[spec.id_column])
     known = set(data.expected_ids)
     if ids.duplicated().any() or not set(ids) <= known or (complete and len(ids) != len(known)):
         raise InvalidSubmission("out-of-fold predictions must cover every row a fold scores exactly once")
@@ -200,8 +200,8 @@ def check_test_predictions(data: CompetitionData, frame: pd.DataFrame) -> pd.Dat
     expected = [spec.id_column, *oof_columns(spec)]
     if list(frame.columns) != expected:
         raise InvalidSubmission(f"test prediction columns must be {expected}, got {list(frame.columns)}")
-    ids = metrics.normalize_labels(frame[spec.id_column])
-    wanted = metrics.normalize_labels(data.test_ids)
+    ids = metric_scoring.normalize_labels(frame[spec.id_column])
+    wanted = metric_scoring.normalize_labels(data.test_ids)
     if ids.duplicated().any() or len(ids) != len(wanted) or set(ids) != set(wanted):
         raise InvalidSubmission("test predictions must cover every test row exactly once")
     predictions = frame[oof_columns(spec)].set_axis(ids.to_numpy()).loc[wanted.to_numpy()].reset_index(drop=True)
@@ -257,7 +257,7 @@ def fold_scores(data: CompetitionData, oof: OutOfFold, *, truth: pd.Series | pd.
         rows = oof.folds == fold
         rule = decision_rule(data, oof, ~rows) if needs_rule(data.spec) and (~rows).any() else None
         predictions = as_predictions(data.spec, oof.predictions[rows].reset_index(drop=True), rule)
-        scores.append(metrics.score(data.spec, y_true[rows], predictions))
+        scores.append(metric_scoring.score(data.spec, y_true[rows], predictions))
     return scores
 
 
@@ -265,7 +265,7 @@ def oof_log_loss(data: CompetitionData, oof: OutOfFold) -> float | None:
     """The out-of-fold log loss of a classifier (None for regression)."""
     if data.spec.task.is_regression:
         return None
-    return metrics.log_loss(data.spec, oof_truth(data, oof), oof.predictions)
+    return metric_scoring.log_loss(data.spec, oof_truth(data, oof), oof.predictions)
 
 
 def oof_truth(data: CompetitionData, oof: OutOfFold) -> pd.Series | pd.DataFrame:

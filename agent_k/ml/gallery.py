@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition import Competition, TaskType
-from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.metric_scoring import normalize_labels
 from agent_k.events.models import GalleryItem
 
 PER_CLASS, CLASSES, SPREAD, MISTAKES = 3, 6, 8, 8

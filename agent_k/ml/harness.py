@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import InvalidSubmission, metrics
+from agent_k.competition import InvalidSubmission, metric_scoring
 from agent_k.competition.models import MEDIA_FOLDER
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import SUBMISSION, CompetitionData, Evaluation, read_predictions
@@ -115,7 +115,9 @@ async def evaluate_script(
             predictions = await _predict(data, script, folder, folder, limits, deadline, held_out[spec.id_column])
             truth = held_out[spec.target] if spec.targets is None else held_out[spec.target_columns]
             truth = truth.reset_index(drop=True)
-            evaluation.fold_scores.append(round(metrics.score(spec, truth, predictions.reset_index(drop=True)), 6))
+            evaluation.fold_scores.append(
+                round(metric_scoring.score(spec, truth, predictions.reset_index(drop=True)), 6)
+            )
         if cut:
             evaluation.cv_mean = float(np.mean(evaluation.fold_scores))
         if not folds:

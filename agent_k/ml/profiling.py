@@ -10,7 +10,7 @@ import pandas as pd
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.columns import looks_like_dates, looks_like_text
 from agent_k.competition.levels import as_text
-from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.metric_scoring import normalize_labels
 from agent_k.competition.research import (
     ColumnProfile,
     CVScheme,

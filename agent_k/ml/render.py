@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
-from agent_k.competition import Competition, metrics
+from agent_k.competition import Competition, metric_scoring
 from agent_k.competition.research import CVScheme
 from agent_k.ml.families import early_stopping_rows
 from agent_k.ml.literals import in_docstring, literal
@@ -26,7 +26,7 @@ from agent_k.ml.search.space import check_recipe
 
 LIBRARY = (
     ("agent_k.competition", "levels.py"),
-    ("agent_k.competition", "measures.py"),
+    ("agent_k.competition", "metric_kernels.py"),
     ("agent_k.competition", "decision.py"),
     ("agent_k.competition", "timing.py"),
     ("agent_k.ml", "folds.py"),
@@ -184,7 +184,7 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         refit=literal(refits(cv)),
         early_stopping_rows=literal(early_stopping_rows(regression)),
         model_imports="\n".join(imports),
-        class_values=literal(metrics.class_values(competition)),
+        class_values=literal(metric_scoring.class_values(competition)),
         metric=literal(competition.metric),
         fitted_rule=literal(competition.scored_by.fitted_rule),
         non_negative=literal(competition.scored_by.non_negative),

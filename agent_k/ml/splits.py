@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from agent_k.competition import Competition, TaskType
-from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.metric_scoring import normalize_labels
 from agent_k.competition.research import CVScheme
 from agent_k.competition.timing import parse_time, time_order
 from agent_k.ml.folds import Split, make_folds

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from agent_k.competition import Competition, PredictionKind, TaskType
-from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.metric_scoring import normalize_labels
 from agent_k.competition.registry import metric_named
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import Competition, TaskType, metrics
+from agent_k.competition import Competition, TaskType, metric_scoring
 from agent_k.competition.research import CVScheme
 from agent_k.ml.evaluate import OOF, CompetitionData, check_oof, fold_scores
 from agent_k.ml.portfolio.tasks import Task, TaskKind, error_metric, load_tasks
@@ -161,7 +161,7 @@ def prepare(task: Task, work: Path) -> Prepared | None:
     frame.insert(0, "row_id", np.arange(len(frame)))
     classes = None
     if task.kind != "regression":
-        frame[task.target] = metrics.normalize_labels(frame[task.target])
+        frame[task.target] = metric_scoring.normalize_labels(frame[task.target])
         classes = sorted(frame[task.target].unique())
     metric = {"binary": "auc", "multiclass": "logloss", "regression": "rmse"}[task.kind]
     spec = Competition(

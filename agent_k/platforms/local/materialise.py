@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition import Competition
-from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.metric_scoring import normalize_labels
 from agent_k.competition.models import MEDIA_FOLDER, MediaKind, MediaSpec
 from agent_k.competition.registry import metric_named
 from agent_k.platforms.base import link_or_copy

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from agent_k._blocking import run_blocking
-from agent_k.competition import Competition, Criteria, metrics
+from agent_k.competition import Competition, Criteria, metric_scoring
 from agent_k.competition.columns import time_of
 from agent_k.competition.submission_format import read_submission
 from agent_k.media import missing_extra
@@ -278,8 +278,8 @@ class LocalPlatform:
         y = (solution[spec.target_columns] if spec.targets else solution[spec.target]).reset_index(drop=True)
         frame = predictions.reset_index(drop=True)
         return (
-            metrics.score(spec, y[public], frame[public]),
-            metrics.score(spec, y[~public], frame[~public]),
+            metric_scoring.score(spec, y[public], frame[public]),
+            metric_scoring.score(spec, y[~public], frame[~public]),
         )
 
     def _submissions(self, competition_id: str) -> list[dict[str, Any]]:

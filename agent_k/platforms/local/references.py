@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agent_k.competition import Competition, PredictionKind, TaskType, metrics
+from agent_k.competition import Competition, PredictionKind, TaskType, metric_scoring
 from agent_k.competition.columns import looks_like_text
 from agent_k.platforms.local.encoding import MAX_ONE_HOT_LEVELS, as_object_strings, make_preprocessor, split_columns
 from agent_k.platforms.local.forecast_references import NAIVE_METHODS, lag_features, naive_forecast
@@ -91,9 +91,13 @@ def as_submission(spec: Competition, model: Any, features: pd.DataFrame) -> pd.D
         values = np.asarray(model.predict(features), dtype=float)
         return pd.DataFrame({spec.target: np.clip(values, 0, None) if spec.scored_by.non_negative else values})
     if kind is PredictionKind.value:
-        return pd.DataFrame({spec.target: metrics.normalize_labels(pd.Series(model.predict(features))).to_numpy()})
+        return pd.DataFrame(
+            {spec.target: metric_scoring.normalize_labels(pd.Series(model.predict(features))).to_numpy()}
+        )
     proba = model.predict_proba(features)
-    by_class = {metrics.normalize_labels(pd.Series([c])).iloc[0]: proba[:, i] for i, c in enumerate(model.classes_)}
+    by_class = {
+        metric_scoring.normalize_labels(pd.Series([c])).iloc[0]: proba[:, i] for i, c in enumerate(model.classes_)
+    }
     classes = list(spec.classes or [])
     matrix = np.column_stack([by_class.get(label, np.zeros(len(features))) for label in classes])
     if kind is PredictionKind.ranked:
@@ -114,7 +118,7 @@ def _fit_predict(spec: Competition, make: Any, x: pd.DataFrame, y: pd.DataFrame,
         return pd.DataFrame(columns)
     labels = y[spec.target]
     if spec.task is not TaskType.regression:
-        labels = metrics.normalize_labels(labels)
+        labels = metric_scoring.normalize_labels(labels)
     return as_submission(spec, make().fit(x, labels), test_x)
 
 
@@ -237,8 +241,8 @@ def reference_entries(
     return [
         {
             "team": f"reference/{name}",
-            "public_score": metrics.score(spec, truth[public], predictions[public]),
-            "private_score": metrics.score(spec, truth[~public], predictions[~public]),
+            "public_score": metric_scoring.score(spec, truth[public], predictions[public]),
+            "private_score": metric_scoring.score(spec, truth[~public], predictions[~public]),
             "train_rows": rows,
             "build_s": seconds,
         }

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition.levels import as_text
-from agent_k.competition.metrics import normalize_labels
+from agent_k.competition.metric_scoring import normalize_labels
 from agent_k.competition.timing import parse_time, time_order
 
 SEED = 20241

@@ -2,7 +2,7 @@
 
 Self-contained on purpose (NumPy only, no AGENT-K import): `agent_k.ml.render` copies this source into every
 generated `solution.py`, whose decision rules (`decision`) must score exactly as the mission does. Labels are
-integer codes 0..K-1 here; `metrics` turns a competition's frames into these arrays.
+integer codes 0..K-1 here; `metric_scoring` turns a competition's frames into these arrays.
 """
 
 from collections.abc import Callable, Sequence

@@ -1,6 +1,6 @@
 """Competition metrics, computed by our code from prediction frames (submissions and out-of-fold files).
 
-The kernels are `measures` (NumPy, shared with generated solutions); this module turns a competition's frames
+The kernels are `metric_kernels` (NumPy, shared with generated solutions); this module turns a competition's frames
 into their arrays. NumPy and pandas are imported inside the functions, so importing the vocabulary stays cheap.
 """
 
@@ -84,14 +84,16 @@ def log_loss(competition: Competition, y_true: pd.Series | pd.DataFrame, probabi
     import numpy as np
     import pandas as pd
 
-    from agent_k.competition import measures
+    from agent_k.competition import metric_kernels
 
     if competition.task is TaskType.multilabel:
         truth = y_true.to_frame() if isinstance(y_true, pd.Series) else y_true
         columns = competition.target_columns
-        losses = [measures.binary_logloss(truth[c].to_numpy(float), probabilities[c].to_numpy(float)) for c in columns]
+        losses = [
+            metric_kernels.binary_logloss(truth[c].to_numpy(float), probabilities[c].to_numpy(float)) for c in columns
+        ]
         return float(np.mean(losses))
     assert isinstance(y_true, pd.Series), "one target column"
     matrix = probabilities[list(competition.classes or [])].to_numpy(dtype=float)
     codes = class_codes(competition, y_true)
-    return measures.logloss(np.clip(codes, 0, None), matrix)
+    return metric_kernels.logloss(np.clip(codes, 0, None), matrix)
