@@ -87,7 +87,7 @@ def test_sounds_become_spectrograms_the_network_learns(home: Path, tmp_path: Pat
     cv = CVScheme(kind="stratified_kfold", n_folds=2)
     network = default_recipe(ModelFamily.cnn).model_copy(update={"params": {**ModelFamily.cnn.spec.defaults, **QUICK}})
     script = render_solution(network, spec, cv)
-    assert "kind=MEDIA['kind']" in script and "'kind': 'audio'" in script
+    assert "pixels=MEDIA['pixel_kind']" in script and "'pixel_kind': 'spectrogram'" in script
     request = EvaluationRequest(network, CompetitionData.load(spec, data, cv), cv, tmp_path / "cnn", Limits(180))
     evaluation = asyncio.run(evaluate(request))
     assert evaluation.status == "succeeded", evaluation.error

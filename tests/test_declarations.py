@@ -13,15 +13,21 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import load_diabetes
+from sklearn.metrics import roc_auc_score
 
 from agent_k.competition import Criteria
 from agent_k.competition.metric_table import BUILTIN_METRICS
 from agent_k.config import Settings
+from agent_k.media.kinds import BUILTIN_KINDS
+from agent_k.media.kinds import declare as declare_kind
 from agent_k.mission.launch import LaunchError, MissionSpec, check_competition
 from agent_k.mission.runner import MissionRunner
-from agent_k.platforms.local.user_files import UserTables
+from agent_k.ml.render import MEDIA_FEATURES
+from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.user_files import UserTables, from_folder
 from agent_k.platforms.submissions import daily_limit
 from agent_k.store.repository import Store
+from tests.support.toy_media import toy_kind
 from tests.support.toy_metric import WITHIN_TENTH
 from tests.support.toy_platform import SHELF
 
@@ -64,6 +70,22 @@ def test_no_template_or_script_of_the_page_names_a_metric() -> None:
         for path in sources
         for number, line in enumerate(path.read_text().splitlines(), 1)
         for quoted in re.findall(r"[\"']([a-z0-9_]+)[\"']", line)
+        if quoted in names
+    ]
+    assert found == []
+
+
+def test_no_code_outside_the_media_kinds_names_a_kind() -> None:
+    """A kind is acted on through its declaration's facts; its name is written in its row alone (the built-in
+    competitions name theirs through the rows' constants)."""
+    names = {kind.name for kind in BUILTIN_KINDS if kind.reader}
+    sources = [p for p in sorted(PACKAGE.rglob("*")) if p.suffix in (".py", ".tmpl", ".js", ".html")]
+    found = [
+        f"{path.relative_to(PACKAGE)}:{number} {quoted}"
+        for path in sources
+        if path != PACKAGE / "media" / "kinds.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        for quoted in re.findall(r"[\"']([a-z]+)[\"']", line)
         if quoted in names
     ]
     assert found == []
@@ -150,4 +172,61 @@ def test_a_toy_metric_and_a_toy_platform_run_a_mission(
     board = json.loads((folder / "private" / "leaderboard.json").read_text())["teams"]
     above = [e for e in board if e.get("private_score") is not None and e["private_score"] > result.private_score]
     assert result.rank == 1 + len(above)
+    store.close()
+
+
+def _tallies(folder: Path, rng: np.random.Generator, rows: int = 240) -> pd.DataFrame:
+    """A competition of toy `.tally` files laid out as a download is: `train.csv` (id, file, label), `test.csv`,
+    `sample_submission.csv`, the files in `tallies/`. A tally's label is whether its numbers lean positive
+    (noisily). Returns the test rows' answers."""
+    (folder / "tallies").mkdir(parents=True)
+    shift = rng.normal(0, 1, rows)
+    label = (shift + rng.normal(0, 0.5, rows) > 0).astype(int)
+    for i in range(rows):
+        numbers = rng.normal(shift[i], 1, int(rng.integers(5, 40)))
+        (folder / "tallies" / f"t{i:04d}.tally").write_text(" ".join(f"{v:.4f}" for v in numbers))
+    table = pd.DataFrame({"id": range(rows), "file": [f"t{i:04d}.tally" for i in range(rows)], "label": label})
+    train, test = table.iloc[: rows * 3 // 4], table.iloc[rows * 3 // 4 :]
+    train.to_csv(folder / "train.csv", index=False)
+    test[["id", "file"]].to_csv(folder / "test.csv", index=False)
+    test.assign(label=0.5)[["id", "label"]].to_csv(folder / "sample_submission.csv", index=False)
+    return test[["id", "label"]]
+
+
+@pytest.mark.slow
+def test_a_toy_media_kind_declared_in_one_file_is_entered_by_a_mission(home: Path, tmp_path: Path) -> None:
+    """Its files are found by their suffix, read in the sandboxed featurisation job by its own reader, profiled by
+    its measures, and ranked against the reference entries it declares; nothing else knows the kind."""
+    declare_kind(toy_kind())
+    answers = _tallies(tmp_path / "tallies", np.random.default_rng(5))
+    answers.to_csv(tmp_path / "solution.csv", index=False)
+    tables = from_folder(tmp_path / "tallies", "tallies", [], solution=tmp_path / "solution.csv")
+    competition = LocalPlatform(home / "competitions").add("tallies", tables, metric="auc")
+    assert competition.media is not None and competition.media.kind == "tally"
+    board = json.loads((home / "competitions" / "tallies" / "private" / "leaderboard.json").read_text())["teams"]
+    assert {e["team"] for e in board} == {
+        "reference/tally-statistics-logistic", "reference/tally-sum-lightgbm", "reference/constant-prior"
+    }  # fmt: skip
+
+    url = f"sqlite:///{tmp_path / 'toy.db'}"
+    settings, store = Settings(home=home, database_url=url, workers=2), Store.open(url)
+    runner = MissionRunner(settings, store)
+    runner.create(MissionSpec(mission_id="tally", criteria=Criteria(competition="tallies"), time_budget=40,
+                              stop_early=True))  # fmt: skip
+    result = asyncio.run(runner.run("tally"))
+    assert result.success, result.detail
+
+    state = json.loads(store.snapshots("tally")[-1].state_json)
+    profile = state["research_findings"]["media"]
+    assert (profile["kind"], profile["files"], profile["unreadable"]) == ("tally", 240, 0)
+    assert profile["formats"] == {"TALLY": 240} and set(profile["quantiles"]) == {"count"}
+    features = pd.read_parquet(Path(state["data_dir"]) / MEDIA_FEATURES["train"])
+    assert {"tally_mean", "tally_std", "tally_sum"} <= set(features.columns) and len(features) == 180
+    assert result.cv_score is not None and result.cv_score > 0.75, "the tallies' statistics carry the label"
+    # The platform scored the submission: recompute it from the files.
+    submission = pd.read_csv(str(result.submission_path)).merge(answers, on="id", suffixes=("", "_true"))
+    solution = pd.read_csv(home / "competitions" / "tallies" / "private" / "solution.csv")
+    private = submission["id"].isin(solution.loc[solution["Usage"] == "Private", "id"])
+    expected = roc_auc_score(submission.loc[private, "label_true"], submission.loc[private, "label"])
+    assert result.private_score == pytest.approx(expected, abs=1e-9)
     store.close()

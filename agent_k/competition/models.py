@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
 from agent_k.competition.kinds import PredictionKind, TaskType
 from agent_k.competition.metric import Metric
 from agent_k.competition.registry import MetricName, metric_named
+from agent_k.media.kinds import MediaKindName
 
-MediaKind = Literal["image", "audio"]
 MEDIA_FOLDER = "media"
 """The public folder's subfolder that holds a media competition's files."""
 
@@ -18,7 +16,8 @@ MEDIA_FOLDER = "media"
 class MediaSpec(BaseModel):
     """A competition whose rows are files: each row names its file in `column`, relative to `media/`."""
 
-    kind: MediaKind
+    kind: MediaKindName
+    """A declared media kind that has a reader (`agent_k.media.kinds`)."""
     column: str = "path"
 
 

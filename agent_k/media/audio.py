@@ -14,6 +14,19 @@ SAMPLE_RATE = 22_050
 MAX_SECONDS = 30.0
 """Longer recordings are read this far: the statistics of half a minute describe a clip well enough."""
 MELS, MFCCS = 64, 20
+CHANNELS, PIXEL_ROWS = 1, MELS
+"""A row's pixels for a network trained from scratch: its spectrogram, one row per mel band."""
+
+
+def read_file(
+    path: Path, *, size: int, side: int, preview: bool
+) -> tuple[dict[str, Any], dict[str, float], None, np.ndarray, bytes | None]:
+    """What the featurisation job keeps of one sound: what its file is, its features, nothing for the picture
+    embedder (`size` is unused), its spectrogram resampled to `side` columns, and a preview of it."""
+    samples, info = read_audio(path)
+    mel = mel_image(samples)
+    pixels, shown = spectrogram_pixels(mel, side), sound_preview(mel) if preview else None
+    return info, audio_features(samples, info), None, pixels, shown
 
 
 def read_audio(path: Path) -> tuple[np.ndarray, dict[str, Any]]:

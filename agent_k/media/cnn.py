@@ -27,22 +27,24 @@ LAYOUT = torch.channels_last
 
 class _PixelNetwork(BaseEstimator):  # type: ignore[misc]
     """`steps` batches of AdamW under a one-cycle schedule (a fit's time is set by them, whatever the number of
-    rows), each batch augmented: small turns, zooms and shifts of an image (and mirror images with "mirror"), or a
-    sound's spectrogram shifted in time with a band of pitches and a stretch of time masked. `width` sizes the
-    small network (the pretrained one has its own)."""
+    rows), each batch augmented as its `pixels` allow ("picture" or "spectrogram", as a media kind declares):
+    small turns, zooms and shifts of a picture (and mirror images with "mirror"), or a spectrogram shifted in time
+    with a band of pitches and a stretch of time masked. `width` sizes the small network (the pretrained one has
+    its own)."""
 
     def __init__(
         self, *, steps: int = 150, learning_rate: float = 0.01, width: int = 16, size: int = 32, augment: str = "shift",
-        kind: str = "image", weight_decay: float = 5e-4, batch_size: int = 64, random_state: int = 0, n_jobs: int = 1,
+        pixels: str = "picture", weight_decay: float = 5e-4, batch_size: int = 64, random_state: int = 0,
+        n_jobs: int = 1,
     ) -> None:  # fmt: skip
         self.steps, self.learning_rate, self.width, self.size = steps, learning_rate, width, size
         self.augment = augment
-        self.kind, self.weight_decay, self.batch_size = kind, weight_decay, batch_size
+        self.pixels, self.weight_decay, self.batch_size = pixels, weight_decay, batch_size
         self.random_state, self.n_jobs = random_state, n_jobs
 
     @property
     def mirrored(self) -> bool:
-        return self.augment == "mirror" and self.kind == "image"
+        return self.augment == "mirror" and self.pixels == "picture"
 
     def _network(self, channels: int, outputs: int) -> nn.Module:
         raise NotImplementedError
@@ -77,7 +79,7 @@ class _PixelNetwork(BaseEstimator):  # type: ignore[misc]
         self._training()
         for rows in _batches(len(images), int(self.batch_size), steps, generator):
             batch = images[rows].to(self.device_, non_blocking=True)
-            batch = _augment(batch, self.kind, self.mirrored, generator).contiguous(memory_format=LAYOUT)
+            batch = _augment(batch, self.pixels, self.mirrored, generator).contiguous(memory_format=LAYOUT)
             optimiser.zero_grad(set_to_none=True)
             loss(self.net_(batch), target[rows].to(self.device_)).backward()
             optimiser.step()
@@ -209,11 +211,11 @@ def _batches(rows: int, size: int, steps: int, generator: torch.Generator) -> li
     return batches[:steps]
 
 
-def _augment(batch: torch.Tensor, kind: str, flip: bool, generator: torch.Generator) -> torch.Tensor:
+def _augment(batch: torch.Tensor, pixels: str, flip: bool, generator: torch.Generator) -> torch.Tensor:
     """The batch augmented where it lies (on a GPU, the CPU only draws the random parameters: resampling a batch of
     photographs on two cores would hold the GPU back)."""
     n = len(batch)
-    if kind == "audio":  # time runs along the last axis: shift it, and mask a band of pitches and a stretch of time
+    if pixels == "spectrogram":  # time along the last axis: shift it, mask a band of pitches and a stretch of time
         batch = batch.roll(int(torch.randint(0, batch.shape[-1], (1,), generator=generator)), dims=-1)
         height, width = batch.shape[-2:]
         low = torch.randint(0, height, (n, 1), generator=generator)

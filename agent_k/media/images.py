@@ -18,6 +18,18 @@ STATS_SIZE = 64
 EMBEDDING = 1280
 """Features the network gives an image."""
 HIGH_DEPTH = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")
+CHANNELS, PIXEL_ROWS = 3, None
+"""A row's pixels for a network trained from scratch: RGB, as many rows as columns."""
+
+
+def read_file(
+    path: Path, *, size: int, side: int, preview: bool
+) -> tuple[dict[str, Any], dict[str, float], np.ndarray, np.ndarray, bytes | None]:
+    """What the featurisation job keeps of one image: what its file is, its statistics, the `size`-pixel square the
+    embedder sees, the `side`-pixel channels-first square a network trained from scratch reads, and a preview."""
+    image, info = read_image(path)
+    seen, own = square(image, size), channels_first(image, side)
+    return info, image_stats(image, info), seen, own, image_preview(image) if preview else None
 
 
 def read_image(path: Path) -> tuple[Image.Image, dict[str, Any]]:

@@ -1,5 +1,5 @@
 """Cheap-first evaluation: how a generation's candidates are evaluated within its time (docs/architecture.md,
-"Cheap first").
+"Search").
 
 Three ways to spend little on a candidate that will lose: successive halving on a sample of large data's rows
 (the better half goes on to full CV), a screen on one fold before a costly full CV, and not starting what could

@@ -234,7 +234,7 @@ FAMILIES: dict[ModelFamily, Family] = {
         },
         defaults={"steps": 150, "learning_rate": 0.01, "width": 16, "size": 32, "augment": "shift"},
         rank=lambda data: 0.5 if data.pixels else None,
-        fixed="kind=MEDIA['kind'], random_state=SEED, n_jobs=N_JOBS", copied=True, pixels=True, gpu=True,
+        fixed="pixels=MEDIA['pixel_kind'], random_state=SEED, n_jobs=N_JOBS", copied=True, pixels=True, gpu=True,
     ),
     ModelFamily.finetuned: Family(
         "agent_k.media.cnn", "FineTunedClassifier", "FineTunedRegressor",
@@ -246,8 +246,8 @@ FAMILIES: dict[ModelFamily, Family] = {
         },
         defaults={"steps": 300, "learning_rate": 0.001, "size": 128, "augment": "mirror"},
         rank=lambda data: 0.25 if data.fine_tune else None,
-        fixed=f"kind=MEDIA['kind'], batch_size={FINE_TUNE_BATCH}, random_state=SEED, n_jobs=N_JOBS", copied=True,
-        pixels=True, gpu=True,
+        fixed=f"pixels=MEDIA['pixel_kind'], batch_size={FINE_TUNE_BATCH}, random_state=SEED, n_jobs=N_JOBS",
+        copied=True, pixels=True, gpu=True,
     ),
     ModelFamily.naive: Family(
         "", "", "", space={"method": Choice(("last", "seasonal", "mean"))}, defaults={"method": "seasonal"},

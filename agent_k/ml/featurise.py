@@ -27,17 +27,16 @@ from agent_k.competition import Competition
 from agent_k.competition.research import MediaProfile
 from agent_k.media import installed
 from agent_k.media.embedder import EMBEDDER, ExportFailed, exported
+from agent_k.media.kinds import MediaKind, Pixels, media_kind
 from agent_k.media.warmup import NUMBA_CACHE, compiled_kernels
 from agent_k.ml.families import FINE_TUNE_BATCH, ModelFamily
 from agent_k.ml.literals import in_docstring, literal
-from agent_k.ml.render import MEDIA_FEATURES, MEDIA_PIXELS, library
+from agent_k.ml.render import MEDIA_FEATURES, MEDIA_PIXELS, library, source_of
 from agent_k.ml.tables import unlocked
 from agent_k.sandbox import Job, Limits, run_sandboxed
 
 IMAGES_PER_SECOND = 170.0
 """EfficientNet-Lite0 at 128 px on two cores, decoding included (docs/benchmarks.md): the plan's yardstick."""
-CHUNK = {"image": 512, "audio": 512}
-"""Rows a job featurises: small enough that a kill loses little, large enough that starting jobs costs little."""
 SIZES = ((160, True), (128, True), (128, False), (96, False), (64, False))
 """(pixels, mirrored) from the richest to the cheapest."""
 PIXEL_SIDE = 64
@@ -53,7 +52,6 @@ SMALL_IMAGE_SIDE = 96
 photographs are better served by the pretrained embeddings alone."""
 CHUNK_TIMEOUT_S = 600.0
 OUTPUT_CAP = 256 * 1024 * 1024
-JOB_LIBRARY = {"image": (("agent_k.media", "images.py"),), "audio": (("agent_k.media", "audio.py"),)}
 
 Progress = Callable[[int, int], Awaitable[None]]
 """(files done, files in all), awaited after each chunk."""
@@ -84,8 +82,9 @@ class FeaturePlan:
 
 def plan_features(kind: str, files: int, seconds: float, *, budget_s: float = 0.0, gpu: bool = False) -> FeaturePlan:
     """The richest embedding that fits in `seconds` (160 px only where it takes under half of them); images kept
-    for fine-tuning where a GPU is present or the mission's budget holds several fine-tunings on the CPU."""
-    if kind != "image":
+    for fine-tuning where a GPU is present or the mission's budget holds several fine-tunings on the CPU. None of
+    it for a kind the picture network does not embed."""
+    if not media_kind(kind).embeds:
         return FeaturePlan(0, False)
     fine_tune = gpu or budget_s >= FINE_TUNES_IN_BUDGET * _cpu_fine_tune_s()
     for size, flip in SIZES:
@@ -104,11 +103,12 @@ def _cpu_fine_tune_s() -> float:
 
 def render_job(spec: Competition, plan: FeaturePlan, model: str | None) -> str:
     assert spec.media is not None
+    reader = media_kind(spec.media.kind).reader
+    assert reader is not None, "a competition's media kind has a reader (`MediaKindName`)"
     template = resources.files("agent_k.ml").joinpath("templates/featurise.py.tmpl").read_text(encoding="utf-8")
     return Template(template).substitute(
         competition_id=in_docstring(spec.id),
-        library=library(JOB_LIBRARY[spec.media.kind]),
-        kind=literal(spec.media.kind),
+        library=library((source_of(reader),)),
         id_column=literal(spec.id_column),
         path_column=literal(spec.media.column),
         size=literal(plan.size or 128),
@@ -126,6 +126,7 @@ async def featurise(
     """Features of every row's file into the data folder (`MEDIA_FEATURES`), chunks kept under `work` (`parallel`
     jobs at a time, each with `limits`); the files' profile."""
     assert spec.media is not None
+    kind = media_kind(spec.media.kind)
     work.mkdir(parents=True, exist_ok=True)
     model = None
     if plan.size:
@@ -135,12 +136,12 @@ async def featurise(
             raise FeaturesFailed(str(exc)) from None
         model = onnx.name
         await asyncio.to_thread(_hand_over, onnx, data_dir)
-    if spec.media.kind == "audio":
+    if kind.numba_kernels:
         await asyncio.to_thread(_hand_over, await asyncio.to_thread(compiled_kernels, models), data_dir)
     script = work / "featurise.py"
     script.write_text(render_job(spec, plan, model))
     sizes = {t: len(pd.read_csv(data_dir / f"{t}.csv", usecols=[spec.id_column])) for t in ("train", "test")}
-    step = CHUNK[spec.media.kind]
+    step = kind.chunk
     chunks = [
         (table, start, min(start + step, rows)) for table, rows in sizes.items() for start in range(0, rows, step)
     ]
@@ -168,7 +169,7 @@ async def featurise(
     train_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "train" for r in rs]
     test_reports = [r for (t, _, _), rs in zip(chunks, reports, strict=True) if t == "test" for r in rs]
     columns = len(set(features["train"].columns) | set(features["test"].columns)) - 1
-    profile = media_profile(spec.media.kind, train_reports, test_reports, columns, plan)
+    profile = media_profile(kind, train_reports, test_reports, columns, plan)
     if keeps_pixels(profile, plan):
         parts = {table: [_part(work, t, start) for t, start, _ in chunks if t == table] for table in sizes}
         await asyncio.to_thread(_write_pixels, parts, data_dir)
@@ -177,11 +178,12 @@ async def featurise(
 
 
 def keeps_pixels(profile: MediaProfile, plan: FeaturePlan) -> bool:
-    """Whether networks will train on the files' pixels, where torch is installed: sounds (as spectrograms),
-    small images (a network trained from scratch), and any image the pretrained network is fine-tuned on."""
-    if not installed("torch"):
+    """Whether networks will train on the files' pixels, where torch is installed: spectrograms always, small
+    pictures (a network trained from scratch), and any picture the pretrained network is fine-tuned on."""
+    pixels = media_kind(profile.kind).pixels
+    if not installed("torch") or pixels is None:
         return False
-    if profile.kind == "audio" or plan.fine_tune:
+    if pixels is Pixels.spectrogram or plan.fine_tune:
         return True
     widths, heights = profile.quantiles.get("width"), profile.quantiles.get("height")
     if not widths or not heights:
@@ -259,31 +261,29 @@ def _write_pixels(parts: dict[str, list[Path]], data_dir: Path) -> None:
 
 
 def media_profile(
-    kind: str, train: list[dict[str, Any]], test: list[dict[str, Any]], features: int, plan: FeaturePlan
+    kind: MediaKind, train: list[dict[str, Any]], test: list[dict[str, Any]], features: int, plan: FeaturePlan
 ) -> MediaProfile:
     """What the files are, from the jobs' reports: formats, channels, size or length, unreadable files, and test
     files identical to a training file."""
     files = [*train, *test]
     read = [f for f in files if f.get("ok")]
     failed = [f for f in files if not f.get("ok")]
-    measures = ("width", "height") if kind == "image" else ("duration", "sample_rate")
     quantiles: dict[str, list[float]] = {}
-    for name in measures:
+    for name in kind.measures:
         values = np.array([float(f[name]) for f in read if f.get(name) is not None])
         if values.size:
             quantiles[name] = [round(float(q), 3) for q in np.quantile(values, (0, 0.5, 1))]
-    if kind == "image" and "width" in quantiles:
+    if "width" in quantiles and "height" in quantiles:
         aspect = np.array([f["width"] / max(f["height"], 1) for f in read])
         quantiles["aspect"] = [round(float(q), 3) for q in np.quantile(aspect, (0, 0.5, 1))]
     seen = {f["sha1"] for f in train if f.get("sha1")}
-    channel_key = "mode" if kind == "image" else "channels"
     return MediaProfile(
-        kind=kind,
+        kind=kind.name,
         files=len(files),
         unreadable=len(failed),
         unreadable_examples=[f"{f['file']}: {f.get('reason', '')}" for f in failed[:5]],
         formats=dict(Counter(str(f.get("format")) for f in read)),
-        channels=dict(Counter(str(f.get(channel_key)) for f in read)),
+        channels=dict(Counter(str(f.get(kind.channels)) for f in read)),
         quantiles=quantiles,
         duplicates=sum(1 for f in test if f.get("sha1") in seen),
         features=features,
@@ -307,7 +307,7 @@ def media_notes(profile: MediaProfile) -> list[str]:
     if profile.duplicates:
         notes.append(f"{profile.duplicates:,} test files are byte for byte a training file")
     if profile.pixels:
-        what = "spectrogram" if profile.kind == "audio" else "image"
+        what = media_kind(profile.kind).pixels_noun
         networks = "the pretrained network fine-tuned" if profile.fine_tune else "a network trained from scratch"
         notes.append(f"each file's {what} kept at {profile.pixels} px for {networks} on them")
     return notes

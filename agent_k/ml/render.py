@@ -19,6 +19,7 @@ from string import Template
 
 from agent_k.competition import Competition, metric_scoring
 from agent_k.competition.research import CVScheme
+from agent_k.media.kinds import media_kind
 from agent_k.ml.families import early_stopping_rows
 from agent_k.ml.literals import in_docstring, literal
 from agent_k.ml.recipes import Ensemble, ParamValue, Recipe
@@ -81,7 +82,7 @@ def library(modules: tuple[tuple[str, str], ...] = LIBRARY) -> str:
     return "\n\n".join(parts)
 
 
-def _source(module: str) -> tuple[str, str]:
+def source_of(module: str) -> tuple[str, str]:
     """(package, file name) of a module of ours, as `library` reads it."""
     package, name = module.rsplit(".", 1)
     return package, f"{name}.py"
@@ -156,7 +157,13 @@ def competition_constants(competition: Competition, cv: CVScheme) -> dict[str, s
         "time": literal(cv.time.spec() if cv.kind == "forward" and cv.time else None),
         "seed": literal(cv.seed),
         "media": literal(
-            {"column": m.column, "kind": m.kind, "features": MEDIA_FEATURES, "pixels": MEDIA_PIXELS}
+            {
+                "column": m.column,
+                "kind": m.kind,
+                "features": MEDIA_FEATURES,
+                "pixels": MEDIA_PIXELS,
+                "pixel_kind": getattr(media_kind(m.kind).pixels, "value", None),
+            }
             if (m := competition.media)
             else None
         ),
@@ -176,7 +183,7 @@ def render_solution(solution: Recipe | Ensemble, competition: Competition, cv: C
         check_recipe(recipe)
     models = [recipe for recipe, _ in members if not recipe.family.spec.model_free]
     imports = sorted({line for recipe in models if (line := _model_expression(recipe, regression)[0])})
-    copied = tuple(dict.fromkeys(_source(r.family.spec.module) for r in models if r.family.spec.copied))
+    copied = tuple(dict.fromkeys(source_of(r.family.spec.module) for r in models if r.family.spec.copied))
     return _template().substitute(
         **competition_constants(competition, cv) | ({"library": library(LIBRARY + copied)} if copied else {}),
         summary=in_docstring(summary),

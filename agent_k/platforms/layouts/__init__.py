@@ -13,12 +13,11 @@ line that names the pip command.
 """
 
 from agent_k.platforms.layouts.arrange import Arranged, arrange_folder
-from agent_k.platforms.layouts.files import MEDIA, LayoutError
+from agent_k.platforms.layouts.files import LayoutError
 from agent_k.platforms.layouts.records import TABLES, read_records
 from agent_k.platforms.layouts.targets import from_one_hot, is_one_hot
 
 __all__ = [
-    "MEDIA",
     "TABLES",
     "Arranged",
     "LayoutError",

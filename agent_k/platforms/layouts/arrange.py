@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import get_args
 
 import numpy as np
 import pandas as pd
 
 from agent_k.competition.levels import as_text
-from agent_k.competition.models import MediaKind
 from agent_k.media import missing_extra
+from agent_k.media.kinds import media_kind
 from agent_k.platforms.layouts.files import (
     LayoutError,
     Media,
@@ -27,7 +26,6 @@ from agent_k.platforms.layouts.records import match_column, peek_columns, read_r
 from agent_k.platforms.layouts.targets import listed, resolve_targets
 
 MAX_JOINS = 5
-MEDIA_KINDS: tuple[str, ...] = get_args(MediaKind)
 MIN_TEST_COVER = 0.5
 """An extra table is joined only when it holds at least this share of the test rows' keys: one that covers only
 the training rows would give the test rows empty columns."""
@@ -49,7 +47,7 @@ class Arranged:
     """The sample submission had no id: its rows are the test rows, which it repeats by these test columns."""
     submitted_as: dict[str, str] = field(default_factory=dict)
     """A target column renamed to the name the submission gives it."""
-    media: MediaKind | None = None
+    media: str | None = None
     """The rows are files of this kind: `path` names each one's, relative to `media/`."""
     files: dict[str, Path] = field(default_factory=dict)
     """Where each `path` lies now (to be copied under `media/`)."""
@@ -77,7 +75,8 @@ def arrange_folder(raw: Path, slug: str, *, targets: list[str] | None = None, sc
     media = media_in(raw, *unzipped)
     if media is None:
         return _arrange_tables(raw, slug, tables, targets)
-    problem = missing_extra(media.kind) if media.kind in MEDIA_KINDS else f"{media.kind} data is not supported yet"
+    readable = media_kind(media.kind).reader is not None
+    problem = missing_extra(media.kind) if readable else f"{media.kind} data is not supported yet"
     if problem is None:
         try:
             return _arrange_media(FileIndex.of(media.kind, raw, unzipped), slug, media, tables, targets)
@@ -103,8 +102,7 @@ def _arrange_media(
     train, chosen, classes = resolve_targets(slug, rows.train, rows.test, predicted, targets, notes)
     train, train_only = _without_train_only(train, rows.test, id_column, chosen, notes)
     notes.append(f"{len(rows.files):,} {media.kind} files: {len(train):,} training rows, {len(rows.test):,} test rows")
-    kind: MediaKind = "image" if media.kind == "image" else "audio"
-    return Arranged(train, rows.test, sample, id_column, chosen, classes, notes, train_only, media=kind,
+    return Arranged(train, rows.test, sample, id_column, chosen, classes, notes, train_only, media=media.kind,
                     files=rows.files)  # fmt: skip
 
 

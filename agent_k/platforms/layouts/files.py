@@ -9,14 +9,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_k.media.kinds import media_kinds
 from agent_k.platforms.layouts.records import TABLES
 
-MEDIA = {
-    "image": (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".dcm", ".nii"),
-    "audio": (".wav", ".mp3", ".flac", ".ogg", ".aif", ".aiff", ".m4a"),
-    "video": (".mp4", ".avi", ".mov", ".mkv"),
-    "array": (".npy", ".npz", ".h5", ".hdf5", ".tfrecord"),
-}
 MEDIA_FILES = 20
 """A folder with at least this many media files holds media, beside or instead of its tables."""
 
@@ -70,9 +65,9 @@ def media_in(*roots: Path) -> Media | None:
     counts: Counter[tuple[str, str]] = Counter()
     for path in (p for root in roots for p in root.rglob("*")):
         suffix = path.suffix.lower()
-        for kind, suffixes in MEDIA.items():
-            if suffix in suffixes:
-                counts[(kind, suffix)] += 1
+        for declared in media_kinds():
+            if suffix in declared.suffixes:
+                counts[(declared.name, suffix)] += 1
     if not counts:
         return None
     (kind, suffix), _ = counts.most_common(1)[0]

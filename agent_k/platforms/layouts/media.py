@@ -13,7 +13,8 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
-from agent_k.platforms.layouts.files import MEDIA, LayoutError, one
+from agent_k.media.kinds import media_kind
+from agent_k.platforms.layouts.files import LayoutError, one
 from agent_k.platforms.layouts.records import match_column, read_records
 
 PATH_COLUMN = "path"
@@ -45,9 +46,9 @@ class FileIndex:
     @classmethod
     def of(cls, kind: str, raw: Path, unzipped: list[Path]) -> FileIndex:
         """The files under `raw`, and under each folder a zip was extracted to (named as the zip was)."""
-        found = []
+        found, suffixes = [], media_kind(kind).suffixes
         for root, base in ((raw, raw), *((folder, folder.parent) for folder in unzipped)):
-            for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA[kind]):
+            for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in suffixes):
                 relative = path.relative_to(base).as_posix()
                 found.append(MediaFile(path, relative, _side(PurePosixPath(relative).parts[:-1])))
         return cls(found)

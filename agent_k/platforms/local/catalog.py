@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from agent_k.competition import TaskType
-from agent_k.competition.models import MediaKind
+from agent_k.media.kinds import AUDIO, IMAGE
 from agent_k.platforms.local import datasets, media_datasets
 from agent_k.platforms.local.splits import RANDOM, HiddenRows
 
@@ -31,7 +31,7 @@ class BuiltinCompetition:
     """Which rows are hidden as the test: at random, or (a forecast) the future."""
     targets: tuple[str, ...] = ()
     """Several target columns (multi-label or multi-target)."""
-    media: MediaKind | None = None
+    media: str | None = None
     """The rows are files: `load` is None, and `write_media` writes them under a folder and returns the table
     (an id, each file's `path` under that folder, the target)."""
     write_media: Callable[[Path], pd.DataFrame] | None = None
@@ -110,7 +110,7 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             datasets.sklearn_dataset("digits"),
             TaskType.multiclass,
             1797,
-            ("tabular", "multiclass", "image"),
+            ("tabular", "multiclass", IMAGE.name),
         ),
         BuiltinCompetition(
             "diabetes",
@@ -233,8 +233,8 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             None,
             TaskType.multiclass,
             1797,
-            ("image", "multiclass", "small"),
-            media="image",
+            (IMAGE.name, "multiclass", "small"),
+            media=IMAGE.name,
             write_media=media_datasets.digits,
         ),
         BuiltinCompetition(
@@ -250,8 +250,8 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             None,
             TaskType.regression,
             1500,
-            ("image", "regression"),
-            media="image",
+            (IMAGE.name, "regression"),
+            media=IMAGE.name,
             write_media=media_datasets.photo_zoom,
         ),
         BuiltinCompetition(
@@ -267,8 +267,8 @@ BUILTINS: dict[str, BuiltinCompetition] = {
             None,
             TaskType.multiclass,
             1200,
-            ("audio", "multiclass"),
-            media="audio",
+            (AUDIO.name, "multiclass"),
+            media=AUDIO.name,
             write_media=media_datasets.synth_sounds,
         ),
         BuiltinCompetition(

@@ -18,7 +18,7 @@ import pandas as pd
 
 from agent_k.competition import Competition
 from agent_k.competition.metric_scoring import normalize_labels
-from agent_k.competition.models import MEDIA_FOLDER, MediaKind, MediaSpec
+from agent_k.competition.models import MEDIA_FOLDER, MediaSpec
 from agent_k.competition.registry import metric_named
 from agent_k.platforms.base import link_or_copy
 from agent_k.platforms.local.board import write_board
@@ -79,7 +79,7 @@ def prepare(
     hidden: HiddenRows = RANDOM,
     hints: Hints = Hints(),
     train_only: tuple[str, ...] = (),
-    media: MediaKind | None = None,
+    media: str | None = None,
     files: dict[str, Path] | None = None,
 ) -> PreparedCompetition:
     """Check the inputs and split them into public and hidden parts (nothing is written)."""

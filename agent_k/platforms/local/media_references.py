@@ -1,6 +1,6 @@
-"""The reference entries of a media competition's leaderboard: the practitioner's strong baseline (pretrained
-embeddings at the network's own 224 px and a logistic regression or ridge; for audio, MFCC statistics and the
-same) and a weak one (colour histograms, or the spectrum's shape, with LightGBM), beside the constant prior."""
+"""The reference entries of a media competition's leaderboard: the practitioner's strong baseline (the features
+its kind declares, e.g. pretrained embeddings at the network's own 224 px, with a logistic regression or ridge)
+and a weak one (e.g. colour histograms, with LightGBM), beside the constant prior (`agent_k.media.kinds.Team`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pandas as pd
 
 from agent_k.competition import Competition
 from agent_k.media.embedder import exported
+from agent_k.media.kinds import media_kind
 from agent_k.media.tables import media_table
 
 Make = Callable[[], Any]
@@ -27,13 +28,13 @@ def media_teams(
     """(team, how it trains and predicts the test rows) for each baseline. The strong one comes first: its build
     time includes reading and embedding every file, which the others then reuse."""
     assert spec.media is not None
-    kind, column = spec.media.kind, spec.media.column
+    kind, column = media_kind(spec.media.kind), spec.media.column
 
     @cache
     def table() -> tuple[pd.DataFrame, pd.DataFrame]:
-        model = exported(EMBEDDING_SIZE, models) if kind == "image" else None
+        model = exported(EMBEDDING_SIZE, models) if kind.embeds else None
         paths = [files[p] for p in (*train[column], *test[column])]
-        whole = media_table(kind, paths, model=model, size=EMBEDDING_SIZE)
+        whole = media_table(kind.name, paths, model=model, size=EMBEDDING_SIZE)
         return whole.iloc[: len(train)].reset_index(drop=True), whole.iloc[len(train) :].reset_index(drop=True)
 
     def team(make: Make, prefix: str) -> Callable[[], pd.DataFrame]:
@@ -45,13 +46,16 @@ def media_teams(
         return build
 
     regression = spec.task.is_regression
-    strong, weak = ("emb", "img_hist_") if kind == "image" else ("mfcc", "snd_")
-    strong_name = f"embeddings-{EMBEDDING_SIZE}px" if kind == "image" else "mfcc"
-    return [
-        (f"{strong_name}-{'ridge' if regression else 'logistic'}", team(_linear(regression), strong)),
-        (f"{'colour-histogram' if kind == 'image' else 'spectral-shape'}-lightgbm", team(_lightgbm(regression), weak)),
-        ("constant-prior", team(_prior(regression), weak)),
-    ]
+    teams = []
+    if kind.strong is not None:
+        name = f"{kind.strong.name}-{EMBEDDING_SIZE}px" if kind.embeds else kind.strong.name
+        teams.append(
+            (f"{name}-{'ridge' if regression else 'logistic'}", team(_linear(regression), kind.strong.features))
+        )
+    if kind.weak is not None:
+        teams.append((f"{kind.weak.name}-lightgbm", team(_lightgbm(regression), kind.weak.features)))
+    prior_reads = kind.weak.features if kind.weak else ""  # it reads none: a few columns keep the fit quick
+    return [*teams, ("constant-prior", team(_prior(regression), prior_reads))]
 
 
 def _prior(regression: bool) -> Make:

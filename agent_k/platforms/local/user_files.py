@@ -11,7 +11,6 @@ import pandas as pd
 
 from agent_k.competition.columns import time_of
 from agent_k.competition.kinds import TestSplit
-from agent_k.competition.models import MediaKind
 from agent_k.competition.registry import metric_named
 from agent_k.platforms.layouts import TABLES, LayoutError, arrange_folder, from_one_hot, read_records
 from agent_k.platforms.local.materialise import Hints
@@ -29,7 +28,7 @@ class UserTables:
     source: str = ""
     train_only: tuple[str, ...] = ()
     """Training columns the folder's test rows lack, already left out of `train`."""
-    media: MediaKind | None = None
+    media: str | None = None
     files: dict[str, Path] = field(default_factory=dict)
     """A media competition's files: their paths under `media/`, and where they lie now."""
     notes: tuple[str, ...] = ()
