@@ -1,4 +1,6 @@
-"""Evaluate one recipe: render it, run it sandboxed, and score its out-of-fold predictions ourselves."""
+"""One candidate's evaluation: the request every hop passes on whole (`EvaluationRequest`), the competition's data
+as our code scores it, and our template's evaluation: render the recipe, run it sandboxed, and score its
+out-of-fold predictions ourselves."""
 
 from __future__ import annotations
 
