@@ -8,6 +8,8 @@ from rich.console import Console
 
 from agent_k.cli.view import MissionView
 from agent_k.events.models import CandidateEvaluated, Event
+from agent_k.mission.options import LaunchOptions
+from tests.conftest import run_cli
 
 
 def test_recipe_summaries_with_brackets_are_printed_verbatim() -> None:
@@ -46,3 +48,15 @@ def test_the_live_status_shows_data_throughput_best_score_and_time_left() -> Non
     assert line.startswith("150,000 rows, 27 features · 3 candidates (2 on a sample), ")
     assert "best CV [bold]0.91[/]" in line and "evolution: 40s left" in line
     assert "(2.0s on 12% of rows)" in console.export_text()
+
+
+def test_the_run_help_is_the_options_descriptions_with_their_defaults_as_written() -> None:
+    """`agent-k run --help` (the real console script) shows each option's description from `MissionOptions`, and a
+    `[default: …]` in one is text, not rich markup that would swallow it."""
+    shown = run_cli("run", "--help", env={"COLUMNS": "2000", "NO_COLOR": "1"})
+    assert shown.returncode == 0, shown.stderr
+    lines = " ".join(" ".join(line.strip(" │") for line in shown.stdout.splitlines()).split())
+    for name in ("mode", "model", "max_cost_usd", "require_approval", "stop_early", "webhook_url"):
+        description = LaunchOptions.model_fields[name].description or ""
+        assert " ".join(description.split()) in lines, name
+    assert "[default: AGENT_K_TIME_BUDGET]" in lines and "[default: AGENT_K_MODEL]" in lines

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agent_k.cli.common import load_settings, open_store
@@ -16,10 +17,12 @@ from agent_k.cli.common import load_settings, open_store
 def gc(
     keep_best: Annotated[
         int | None,
-        typer.Option(min=0, help="candidates whose files each mission keeps [default: AGENT_K_RETENTION, else 3]"),
+        typer.Option(
+            min=0, help=escape("candidates whose files each mission keeps [default: AGENT_K_RETENTION, else 3]")
+        ),
     ] = None,
     older_than: Annotated[
-        float | None, typer.Option(min=0, help="days since a mission ended before it is collected [default: 7]")
+        float | None, typer.Option(min=0, help=escape("days since a mission ended before it is collected [default: 7]"))
     ] = None,
     dry_run: Annotated[bool, typer.Option(help="say what would be removed, remove nothing")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object per mission, then the totals")] = False,

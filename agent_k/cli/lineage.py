@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agent_k.cli.common import err_console, fail_input, load_settings, open_store
@@ -19,7 +20,8 @@ def fork(
     mission_id: Annotated[str, typer.Argument(help="the mission to fork")],
     from_phase: Annotated[Phase, typer.Option("--from", help="the phase the fork starts at")],
     time_budget: Annotated[
-        float | None, typer.Option(help="seconds for the whole fork, spent ones included [default: the parent's]")
+        float | None,
+        typer.Option(help=escape("seconds for the whole fork, spent ones included [default: the parent's]")),
     ] = None,
     set_: Annotated[
         list[str] | None,

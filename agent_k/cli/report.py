@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from agent_k.cli.common import fail_input, load_settings, open_store
 
@@ -13,7 +14,7 @@ from agent_k.cli.common import fail_input, load_settings, open_store
 def report(
     mission_id: Annotated[str, typer.Argument(help="the mission")],
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="where to write it [default: the mission's folder]")
+        Path | None, typer.Option("--output", "-o", help=escape("where to write it [default: the mission's folder]"))
     ] = None,
 ) -> None:
     """Write the mission page as one HTML file (data and scripts inlined): it opens offline, from disk."""

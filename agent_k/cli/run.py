@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from agent_k.cli.common import (
     EXIT_FAILED,
@@ -112,19 +113,24 @@ def drive(
     raise typer.Exit(0 if succeeded else EXIT_FAILED)
 
 
+def _help(option: str) -> str:
+    """An option's description as its help, its `[default: …]` shown as written (not read as rich markup)."""
+    return escape(help_text(option))
+
+
 def run(
     competition: Annotated[str | None, typer.Option("--competition", "-c", help="competition id")] = None,
     time_budget: Annotated[
         float | None,
-        typer.Option(help="seconds for the whole mission [default: AGENT_K_TIME_BUDGET]"),
+        typer.Option(help=escape("seconds for the whole mission [default: AGENT_K_TIME_BUDGET]")),
     ] = None,
-    mode: Annotated[Mode, typer.Option(help=help_text("mode"))] = Mode.auto,
-    model: Annotated[str | None, typer.Option(help=help_text("model"))] = None,
-    max_cost: Annotated[float | None, typer.Option(min=0.0, help=help_text("max_cost_usd"))] = None,
+    mode: Annotated[Mode, typer.Option(help=_help("mode"))] = Mode.auto,
+    model: Annotated[str | None, typer.Option(help=_help("model"))] = None,
+    max_cost: Annotated[float | None, typer.Option(min=0.0, help=_help("max_cost_usd"))] = None,
     platform: Annotated[str, typer.Option(help="competition platform", callback=known_platform)] = "local",
     mission_id: Annotated[str | None, typer.Option(help="choose the mission id (default: generated)")] = None,
     keep_columns: Annotated[
-        list[str] | None, typer.Option("--keep-columns", help=f"{help_text('keep_columns')} (one per option)")
+        list[str] | None, typer.Option("--keep-columns", help=_help("keep_columns") + " (one per option)")
     ] = None,
     task: Annotated[TaskType | None, typer.Option(help="without --competition: wanted task")] = None,
     metric: Annotated[
@@ -133,10 +139,10 @@ def run(
     max_rows: Annotated[int | None, typer.Option(min=1, help="without --competition: largest dataset")] = None,
     keyword: Annotated[list[str] | None, typer.Option(help="without --competition: rank by these words")] = None,
     executor: ExecutorOption = None,
-    require_approval: Annotated[bool, typer.Option(help=help_text("require_approval"))] = False,
-    allow_unsandboxed_code: Annotated[bool, typer.Option(help=help_text("allow_unsandboxed_code"))] = False,
-    stop_early: Annotated[bool, typer.Option(help=help_text("stop_early"))] = False,
-    webhook_url: Annotated[str | None, typer.Option(help=help_text("webhook_url"))] = None,
+    require_approval: Annotated[bool, typer.Option(help=_help("require_approval"))] = False,
+    allow_unsandboxed_code: Annotated[bool, typer.Option(help=_help("allow_unsandboxed_code"))] = False,
+    stop_early: Annotated[bool, typer.Option(help=_help("stop_early"))] = False,
+    webhook_url: Annotated[str | None, typer.Option(help=_help("webhook_url"))] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""
