@@ -8,6 +8,7 @@ from rich.console import Console
 
 from agent_k.cli.view import MissionView
 from agent_k.events.models import CandidateEvaluated, Event
+from agent_k.mission.option_help import OPTION_HELP
 from agent_k.mission.options import LaunchOptions
 from tests.conftest import run_cli
 
@@ -56,6 +57,7 @@ def test_the_run_help_is_the_options_descriptions_with_their_defaults_as_written
     shown = run_cli("run", "--help", env={"COLUMNS": "2000", "NO_COLOR": "1"})
     assert shown.returncode == 0, shown.stderr
     lines = " ".join(" ".join(line.strip(" │") for line in shown.stdout.splitlines()).split())
+    assert list(OPTION_HELP) == list(LaunchOptions.model_fields), "one help text per option, in their order"
     for name in ("mode", "model", "max_cost_usd", "require_approval", "stop_early", "webhook_url"):
         description = LaunchOptions.model_fields[name].description or ""
         assert " ".join(description.split()) in lines, name

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from agent_k.cli.common import err_console, fail_input, load_settings, open_store
 from agent_k.cli.run import ExecutorOption, JsonOption, drive
-from agent_k.mission.options import LaunchOptions
+from agent_k.mission.option_help import OPTION_HELP
 from agent_k.mission.phases import Phase
 
 
@@ -27,8 +27,7 @@ def fork(
         list[str] | None,
         typer.Option(
             "--set",
-            help=f"change an option: {', '.join(LaunchOptions.model_fields)} (keep_columns comma-separated); "
-            "KEY=none clears it",
+            help=f"change an option: {', '.join(OPTION_HELP)} (keep_columns comma-separated); KEY=none clears it",
         ),
     ] = None,
     new_id: Annotated[str | None, typer.Option("--mission-id", help="the fork's id (default: generated)")] = None,

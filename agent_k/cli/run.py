@@ -23,7 +23,7 @@ from agent_k.cli.common import (
 )
 from agent_k.cli.view import MissionView, summary_table
 from agent_k.competition import TaskType
-from agent_k.mission.options import help_text
+from agent_k.mission.option_help import OPTION_HELP
 from agent_k.mission.phases import Mode
 from agent_k.store.status import MissionStatus
 
@@ -115,7 +115,7 @@ def drive(
 
 def _help(option: str) -> str:
     """An option's description as its help, its `[default: …]` shown as written (not read as rich markup)."""
-    return escape(help_text(option))
+    return escape(OPTION_HELP[option])
 
 
 def run(
