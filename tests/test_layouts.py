@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from agent_k.platforms.layouts import LayoutError, arrange_folder
+from agent_k.platforms.layouts.records import read_records
 from agent_k.platforms.local import LocalPlatform
 from tests.conftest import run_cli
 
@@ -208,3 +209,15 @@ def test_competitions_add_takes_a_kaggle_folder_and_scores_against_the_given_sol
     refused = run_cli("competitions", "add", "photos", "--data", str(media), "--metric", "auc")
     assert refused.returncode == 2 and refused.stderr.strip().count("\n") == 0
     assert "25 image files (.png)" in refused.stderr
+
+
+def test_an_index_pandas_wrote_into_a_table_is_dropped_and_nothing_else(tmp_path: Path) -> None:
+    """`to_csv(index=True)` writes a nameless first column counting the rows (iwildcam-2019's sample is `,Id,Category`):
+    it is no column of the table. A named column counting the rows, or a nameless one holding anything else, stays."""
+    frame = pd.DataFrame({"Id": ["a", "b", "c"], "Category": [0, 1, 0]})
+    frame.to_csv(tmp_path / "written.csv", index=True)
+    assert list(read_records(tmp_path / "written.csv").columns) == ["Id", "Category"]
+    frame.assign(id=[0, 1, 2])[["id", "Id", "Category"]].to_csv(tmp_path / "named.csv", index=False)
+    assert list(read_records(tmp_path / "named.csv").columns) == ["id", "Id", "Category"]
+    frame.set_index(pd.Index([5, 6, 7])).to_csv(tmp_path / "other.csv", index=True)
+    assert list(read_records(tmp_path / "other.csv").columns) == ["Unnamed: 0", "Id", "Category"]

@@ -32,6 +32,7 @@ def test_a_media_folder_shaped_like_the_real_download_is_entered(home: Path, tmp
     spec = LocalPlatform(home / "competitions").add(slug, tables, metric=shape.metric)  # type: ignore[arg-type]
 
     assert spec.media is not None and spec.media.kind == shape.kind
+    assert spec.top_k == shape.top_k, "a map@k ranks as many labels a row as the sample lists"
     assert (spec.n_train, spec.n_test) == (shape.n_train, shape.n_test)
     assert spec.target_columns == list(shape.targets)
     public = home / "competitions" / slug / "public"

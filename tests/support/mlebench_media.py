@@ -30,6 +30,8 @@ class MediaShape:
     not_features: tuple[str, ...] = ()
     solution: pd.DataFrame | None = None
     """The test rows' labels, where the maker keeps them."""
+    top_k: int | None = None
+    """A map@k's k, which the sample alone says (it lists that many labels a row)."""
 
 
 def picture(path: Path, label: int, rng: np.random.Generator, mode: str = "RGB", size: int = 48) -> None:
@@ -231,6 +233,48 @@ def tensorflow_speech_recognition_challenge(folder: Path, rng: np.random.Generat
     return MediaShape("accuracy", "audio", ("label",), FILES - n_test, n_test)
 
 
+def iwildcam_2019_fgvc6(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """Camera-trap frames: train.csv and test.csv of the frames' metadata (`id`, `file_name`, `location`, …; the
+    label `category_id` in train only), `train_images/<id>.jpg` and `test_images/<id>.jpg`, and a sample of
+    `Id,Category` written with its index (`to_csv(index=True)`: a nameless first column 0..n-1)."""
+    ids = [f"{rng.bytes(4).hex()}-{rng.bytes(2).hex()}-{i:04x}" for i in range(FILES)]
+    labels = rng.integers(0, 3, FILES)
+    location = np.arange(FILES) % 8
+    is_test = location >= 6  # MLE-bench splits by location: no camera is on both sides
+    for ident, label, test in zip(ids, labels, is_test, strict=True):
+        picture(folder / ("test_images" if test else "train_images") / f"{ident}.jpg", int(label), rng)
+    frames = pd.DataFrame({
+        "category_id": labels, "date_captured": "2012-03-17 03:48:44", "file_name": [f"{i}.jpg" for i in ids],
+        "frame_num": 1, "id": ids, "location": location, "rights_holder": "Justin Brown",
+        "seq_id": [rng.bytes(4).hex() for _ in ids], "seq_num_frames": 1, "width": 48, "height": 48,
+    })  # fmt: skip
+    frames[~is_test].to_csv(folder / "train.csv", index=False)
+    frames[is_test].drop(columns=["category_id"]).to_csv(folder / "test.csv", index=False)
+    sample = pd.DataFrame({"Id": np.array(ids)[is_test], "Category": 0})
+    sample.to_csv(folder / "sample_submission.csv", index=True)
+    solution = pd.DataFrame({"Id": np.array(ids)[is_test], "Category": labels[is_test]})
+    return MediaShape("f1_macro", "image", ("Category",), int((~is_test).sum()), int(is_test.sum()),
+                      not_features=("category_id",), solution=solution)  # fmt: skip
+
+
+def whale_categorization_playground(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """train.csv of `Image,Id` (a whale's id per photograph), `train/` and `test/` of JPEGs, and a sample that ranks
+    five ids a row (`new_whale w_1287fbc w_98baff9 w_7554f44 w_1eafe46`), scored by MAP@5: nothing but the sample
+    says k."""
+    whales = ["w_1287fbc", "w_98baff9", "w_7554f44", "w_1eafe46"]
+    labels, is_test = rng.integers(0, len(whales), FILES), np.arange(FILES) % 4 == 3
+    names = [f"{rng.bytes(4).hex()}.jpg" for _ in range(FILES)]
+    for name, label, test in zip(names, labels, is_test, strict=True):
+        picture(folder / ("test" if test else "train") / name, int(label), rng)
+    ids = np.array(whales)[labels]
+    pd.DataFrame({"Image": names, "Id": ids})[~is_test].to_csv(folder / "train.csv", index=False)
+    sample = pd.DataFrame({"Image": np.array(names)[is_test], "Id": "new_whale " + " ".join(whales)})
+    sample.to_csv(folder / "sample_submission.csv", index=False)
+    solution = pd.DataFrame({"Image": np.array(names)[is_test], "Id": ids[is_test]})
+    return MediaShape("map_at_k", "image", ("Id",), int((~is_test).sum()), int(is_test.sum()), solution=solution,
+                      top_k=5)  # fmt: skip
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "aerial-cactus-identification": aerial_cactus_identification,
     "histopathologic-cancer-detection": histopathologic_cancer_detection,
@@ -241,4 +285,6 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "petfinder-pawpularity-score": petfinder_pawpularity_score,
     "plant-pathology-2020-fgvc7": plant_pathology_2020_fgvc7,
     "tensorflow-speech-recognition-challenge": tensorflow_speech_recognition_challenge,
+    "iwildcam-2019-fgvc6": iwildcam_2019_fgvc6,
+    "whale-categorization-playground": whale_categorization_playground,
 }

@@ -52,6 +52,16 @@ class Arranged:
     files: dict[str, Path] = field(default_factory=dict)
     """Where each `path` lies now (to be copied under `media/`)."""
 
+    @property
+    def listed(self) -> int | None:
+        """How many labels each row of the sample lists, where it ranks several (space-separated, as many on every
+        row): the k of a map@k, which the sample alone may say."""
+        predicted = [c for c in self.sample.columns if c != self.id_column and c not in self.row_keys]
+        if len(predicted) != 1 or self.sample.empty:
+            return None
+        counts = self.sample[predicted[0]].astype(str).map(lambda text: len(text.split()))
+        return int(counts.iloc[0]) if counts.nunique() == 1 and counts.iloc[0] > 1 else None
+
 
 @dataclass(frozen=True)
 class _SampleColumns:

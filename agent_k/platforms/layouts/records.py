@@ -21,11 +21,21 @@ def read_records(path: Path) -> pd.DataFrame:
     if suffix == ".parquet":
         return pd.read_parquet(path)
     if suffix in (".csv", ".tsv"):
-        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+        return _without_written_index(pd.read_csv(path, sep="\t" if suffix == ".tsv" else ","))
     try:
         return _json_records(path.read_text())
     except RecursionError:
         raise ValueError("its JSON is nested too deeply to be a table") from None
+
+
+def _without_written_index(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table without the index pandas wrote into it (`to_csv(index=True)`): a first column with no name whose
+    values count the rows from 0. A named column, or one holding anything else, stays."""
+    first = str(frame.columns[0]) if len(frame.columns) > 1 else ""
+    if not first.startswith("Unnamed: 0") or not pd.api.types.is_integer_dtype(frame[first]):
+        return frame
+    counts = frame[first].to_numpy()
+    return frame.drop(columns=[first]) if (counts == range(len(frame))).all() else frame
 
 
 def _json_records(text: str) -> pd.DataFrame:

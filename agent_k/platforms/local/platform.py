@@ -172,7 +172,7 @@ class LocalPlatform:
             source=tables.source,
             description=tables.description,
             tags=("custom",),
-            top_k=top_k,
+            top_k=top_k or tables.listed,  # what the user says, else what the folder's sample lists
             hidden=hidden,
             hints=hints,
             train_only=tables.train_only,

@@ -35,6 +35,8 @@ class UserTables:
     """How the folder's files were read (which file is what, what was joined or left out)."""
     classes: tuple[str, ...] = ()
     """The classes the folder's submission wants a column each for, when the target is one class column."""
+    listed: int | None = None
+    """How many labels each row of the folder's sample lists, where it ranks several (a map@k's k)."""
 
     def for_metric(self, metric: str) -> UserTables:
         """For a metric scored column by column (mean AUC, mean log loss), a class column becomes one 0/1 column
@@ -115,6 +117,7 @@ def from_folder(
         media=arranged.media,
         files=arranged.files,
         classes=tuple(arranged.classes or ()),
+        listed=arranged.listed,
     )
 
 
