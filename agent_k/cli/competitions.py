@@ -177,6 +177,6 @@ def add(
         fail_input(str(exc))
     scoring = "hidden labels: scored" if spec.has_hidden_labels else "no hidden labels: scores are unknown"
     Console().print(
-        f"added [bold]{spec.id}[/]: {spec.task.value}, {spec.metric}, "
+        f"added [bold]{spec.id}[/]: {spec.task.value}, {spec.metric}{f' (k={spec.top_k})' if spec.top_k else ''}, "
         f"{spec.n_train} train / {spec.n_test} test rows ({scoring})"
     )
