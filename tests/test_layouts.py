@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from agent_k.platforms.layouts import LayoutError, arrange_folder
+from agent_k.platforms.layouts.media import labels_in_names
 from agent_k.platforms.layouts.records import read_records
 from agent_k.platforms.local import LocalPlatform
 from tests.conftest import run_cli
@@ -221,3 +222,17 @@ def test_an_index_pandas_wrote_into_a_table_is_dropped_and_nothing_else(tmp_path
     assert list(read_records(tmp_path / "named.csv").columns) == ["id", "Id", "Category"]
     frame.set_index(pd.Index([5, 6, 7])).to_csv(tmp_path / "other.csv", index=True)
     assert list(read_records(tmp_path / "other.csv").columns) == ["Unnamed: 0", "Id", "Category"]
+
+
+def test_the_part_of_a_file_name_that_is_its_class() -> None:
+    """The class is the part of every name that takes a few word or small-number values (words first), never a
+    date, a time, a counter or an id; where none is, or two are as likely, there is no answer."""
+    dogs = [f"{animal}.{n}.jpg" for animal in ("cat", "dog") for n in range(6)]
+    assert labels_in_names(dogs) == (["cat"] * 6 + ["dog"] * 6, "part 1")
+    whales = [f"2009032{8 + i % 2}_{i * 3917:06d}_{i:03d}s3ms_TRAIN{i}_{i % 2}.aif" for i in range(12)]
+    assert labels_in_names(whales) == ([str(i % 2) for i in range(12)], "part 1 from the end")
+    assert labels_in_names([f"{i:08x}.jpg" for i in range(12)]) is None, "ids"
+    assert labels_in_names([f"2009032{i % 2}_{i:06d}.aif" for i in range(12)]) is None, "a date and a time"
+    assert (
+        labels_in_names([f"{s}_{a}.png" for s in ("left", "right") for a in ("up", "down") for _ in range(3)]) is None
+    )

@@ -56,6 +56,23 @@ def test_a_media_board_holds_the_practitioners_baselines(home: Path, tmp_path: P
     assert {entry["train_rows"] for entry in board} == {spec.n_train}, "every team learns from every file"
 
 
+def test_classes_named_only_in_the_file_names_are_learned(home: Path, tmp_path: Path) -> None:
+    """dogs-vs-cats: `cat.<n>.jpg` and `dog.<n>.jpg` (the counter is no class), and `label` is the chance of a dog:
+    the second class, as a binary submission's probability is. The practitioner's baseline, trained on the classes
+    the names give, beats the prior on the hidden answers (given by name)."""
+    shape = MAKERS["dogs-vs-cats-redux-kernels-edition"](tmp_path / "dogs", np.random.default_rng(3))
+    assert shape.solution is not None
+    named = shape.solution.assign(label=shape.solution["label"].map({0: "cat", 1: "dog"}))
+    named.to_csv(tmp_path / "solution.csv", index=False)
+    tables = from_folder(tmp_path / "dogs", "dogs", [], solution=tmp_path / "solution.csv")
+    assert any("names carry their class (part 1" in note for note in tables.notes), tables.notes
+    spec = LocalPlatform(home / "competitions").add("dogs", tables, metric="logloss")
+    assert spec.classes == ["cat", "dog"] and spec.task.value == "binary"
+    board = json.loads((home / "competitions" / "dogs" / "private" / "leaderboard.json").read_text())["teams"]
+    scores = {entry["team"]: entry["private_score"] for entry in board}
+    assert scores["reference/embeddings-224px-logistic"] < scores["reference/constant-prior"], scores
+
+
 def test_zips_of_media_are_read_without_touching_the_folder(home: Path, tmp_path: Path) -> None:
     folder = tmp_path / "download"
     shape = MAKERS["aerial-cactus-identification"](folder, np.random.default_rng(8))

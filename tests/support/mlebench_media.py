@@ -63,7 +63,8 @@ def sound(path: Path, label: int, rng: np.random.Generator) -> None:
     t = np.arange(SAMPLE_RATE // 2) / SAMPLE_RATE
     clip = 0.5 * np.sin(2 * np.pi * (220 * 2 ** (label % 4)) * t) + rng.normal(0, 0.05, t.size)
     path.parent.mkdir(parents=True, exist_ok=True)
-    soundfile.write(path, clip.astype(np.float32), SAMPLE_RATE)
+    aiff = "AIFF" if path.suffix.lower() in (".aif", ".aiff") else None  # soundfile names only `.aiff` by itself
+    soundfile.write(path, clip.astype(np.float32), SAMPLE_RATE, format=aiff)
 
 
 def _split(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -275,6 +276,49 @@ def whale_categorization_playground(folder: Path, rng: np.random.Generator) -> M
                       top_k=5)  # fmt: skip
 
 
+def dogs_vs_cats_redux_kernels_edition(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """`train/cat.<n>.jpg` and `train/dog.<n>.jpg` (the class in the name alone), `test/<i>.jpg`, zips of both
+    beside them, and a sample `id,label` of the chance of a dog (log loss)."""
+    labels, is_test = _split(FILES, rng)
+    counters = {"cat": 0, "dog": 0}
+    answers = []
+    for label, test in zip(labels, is_test, strict=True):
+        animal = ("cat", "dog")[int(label)]
+        if test:
+            answers.append(int(label))
+            picture(folder / "test" / f"{len(answers)}.jpg", int(label), rng)
+        else:
+            picture(folder / "train" / f"{animal}.{counters[animal]}.jpg", int(label), rng)
+            counters[animal] += 1
+    for side in ("train", "test"):
+        shutil.make_archive(str(folder / side), "zip", folder, side)
+    ids = list(range(1, len(answers) + 1))
+    pd.DataFrame({"id": ids, "label": 0.5}).to_csv(folder / "sample_submission.csv", index=False)
+    solution = pd.DataFrame({"id": ids, "label": answers})
+    return MediaShape("logloss", "image", ("label",), FILES - len(answers), len(answers), solution=solution)
+
+
+def the_icml_2013_whale_challenge_right_whale_redux(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """Only zips: `train2.zip` of `<date>_<time>_<ms>_TRAIN<n>_<label>.aif` (the label in the name alone) and
+    `test2.zip` of `<date>_<time>_<ms>_Test<n>.aif`; a sample `clip,probability`."""
+    labels = rng.integers(0, 2, FILES)
+    tests = []
+    for i, label in enumerate(labels):
+        stamp = f"{rng.integers(0, 235959):06d}_{rng.integers(0, 999):03d}s{rng.integers(0, 9)}ms"
+        if i % 4 == 3:  # MLE-bench keeps the first two days for training and tests on the last two
+            tests.append((f"2009033{i % 2}_{stamp}_Test{len(tests)}.aif", int(label)))
+            sound(folder / "test2" / tests[-1][0], int(label), rng)
+        else:
+            sound(folder / "train2" / f"2009032{8 + i % 2}_{stamp}_TRAIN{i}_{label}.aif", int(label), rng)
+    for side in ("train2", "test2"):
+        shutil.make_archive(str(folder / side), "zip", folder, side)
+        shutil.rmtree(folder / side)
+    clips = [name for name, _ in tests]
+    pd.DataFrame({"clip": clips, "probability": 0}).to_csv(folder / "sample_submission.csv", index=False)
+    solution = pd.DataFrame({"clip": clips, "probability": [label for _, label in tests]})
+    return MediaShape("auc", "audio", ("probability",), FILES - len(tests), len(tests), solution=solution)
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "aerial-cactus-identification": aerial_cactus_identification,
     "histopathologic-cancer-detection": histopathologic_cancer_detection,
@@ -287,4 +331,6 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "tensorflow-speech-recognition-challenge": tensorflow_speech_recognition_challenge,
     "iwildcam-2019-fgvc6": iwildcam_2019_fgvc6,
     "whale-categorization-playground": whale_categorization_playground,
+    "dogs-vs-cats-redux-kernels-edition": dogs_vs_cats_redux_kernels_edition,
+    "the-icml-2013-whale-challenge-right-whale-redux": the_icml_2013_whale_challenge_right_whale_redux,
 }

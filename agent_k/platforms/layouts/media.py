@@ -7,6 +7,7 @@ The arranged tables name each row's file in a `path` column, relative to the com
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -20,6 +21,10 @@ from agent_k.platforms.layouts.records import match_column, read_records
 PATH_COLUMN = "path"
 MIN_MATCHED = 0.9
 """A column names the files when at least this share of its values is one file each."""
+MAX_NAMED_CLASSES = 50
+MIN_PER_CLASS = 2
+"""A part of the training files' names is their class when it takes 2 to MAX_NAMED_CLASSES values, each on at
+least MIN_PER_CLASS files."""
 Side = str | None
 
 
@@ -146,18 +151,55 @@ def _training_rows(
 def _class_folders(
     slug: str, index: FileIndex, kind: str, id_column: str, predicted: list[str], notes: list[str]
 ) -> pd.DataFrame:
-    """One folder per class: each training file's label is its folder's name."""
+    """No table names the training files: each one's label is its folder's name (one folder per class), or a part
+    of its own name (`cat.1.jpg`, `…_TRAIN7_1.aif`)."""
     files = index.on("train")
-    classes = sorted({PurePosixPath(f.relative).parent.name for f in files})
-    if len(classes) < 2:
-        raise LayoutError(f"'{slug}': no table names its training {kind} files, and they do not lie in one folder "
-                          "per class")  # fmt: skip
     label = predicted[0] if len(predicted) == 1 else "label"
     names = [PurePosixPath(f.relative).name for f in files]  # as the sample names test files: with the extension
     ids = names if len(set(names)) == len(names) else [f.relative for f in files]
-    notes.append(f"the training {kind} files lie in one folder per class ({len(classes)} classes: '{label}')")
     labels = [PurePosixPath(f.relative).parent.name for f in files]
+    if len(set(labels)) >= 2:
+        notes.append(f"the training {kind} files lie in one folder per class ({len(set(labels))} classes: '{label}')")
+    elif (named := labels_in_names(names)) is not None:
+        labels, part = named
+        notes.append(f"the training {kind} files' names carry their class ({part}; {len(set(labels))} classes: "
+                     f"'{label}')")  # fmt: skip
+    else:
+        raise LayoutError(f"'{slug}': no table names its training {kind} files, they do not lie in one folder per "
+                          "class, and their names carry no class")  # fmt: skip
     return pd.DataFrame({id_column: ids, PATH_COLUMN: [f.relative for f in files], label: labels})
+
+
+def labels_in_names(names: list[str]) -> tuple[list[str], str] | None:
+    """Each file's class, where one part of every name holds it (split at `.`, `_` and `-`, counted from the start
+    or from the end): a part whose values are a few short words or small numbers, as classes are, not a date, a
+    time or an id. Words are preferred to numbers (`cat.12.jpg`: `cat`, not the counter), then fewer values.
+    Returns the classes and which part held them; None when no part does, or two are as likely."""
+    stems = [re.split(r"[._-]", PurePosixPath(name).stem) for name in names]
+    if len(stems) < 2 * MIN_PER_CLASS:
+        return None
+    found: dict[tuple[str, ...], str] = {}
+    for position in range(min(len(parts) for parts in stems)):
+        for where, pick in ((f"part {position + 1}", position), (f"part {position + 1} from the end", -1 - position)):
+            values = [parts[pick] for parts in stems]
+            counts = pd.Series(values).value_counts()
+            few = 2 <= len(counts) <= MAX_NAMED_CLASSES and counts.min() >= MIN_PER_CLASS
+            if few and all(map(_classlike, counts.index)):
+                found.setdefault(tuple(values), where)
+    ranked = sorted(found, key=_likeliness)
+    if not ranked or (len(ranked) > 1 and _likeliness(ranked[0]) == _likeliness(ranked[1])):
+        return None
+    return list(ranked[0]), found[ranked[0]]
+
+
+def _likeliness(values: tuple[str, ...]) -> tuple[bool, int]:
+    """How unlike a class a part's values are: numbers rather than words, then more of them."""
+    return any(v.isdigit() for v in values), len(set(values))
+
+
+def _classlike(value: str) -> bool:
+    """A short word or a small number: a class, not a date, a time, a counter or an id."""
+    return bool(re.fullmatch(r"[A-Za-z][A-Za-z ]{0,23}|\d{1,2}", value))
 
 
 def _test_rows(
