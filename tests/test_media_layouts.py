@@ -73,6 +73,16 @@ def test_classes_named_only_in_the_file_names_are_learned(home: Path, tmp_path: 
     assert scores["reference/embeddings-224px-logistic"] < scores["reference/constant-prior"], scores
 
 
+def test_an_image_there_in_two_formats_is_read_once_in_the_one_that_decodes(tmp_path: Path) -> None:
+    """siim-isic-melanoma: each image is `jpeg/train/<name>.jpg` and `train/<name>.dcm`; the table names it by
+    `<name>`. The JPEG is read (the kind's formats, most common first), and the notes say so."""
+    MAKERS["siim-isic-melanoma-classification"](tmp_path / "siim", np.random.default_rng(6))
+    tables = from_folder(tmp_path / "siim", "siim", [], solution=None)
+    paths = [*tables.train["path"], *tables.test["path"]]
+    assert all(path.startswith("jpeg/") and path.endswith(".jpg") for path in paths), paths[:3]
+    assert "files are there as .dcm and .jpg under one name: the .jpg copy of each is read" in tables.notes
+
+
 def test_zips_of_media_are_read_without_touching_the_folder(home: Path, tmp_path: Path) -> None:
     folder = tmp_path / "download"
     shape = MAKERS["aerial-cactus-identification"](folder, np.random.default_rng(8))

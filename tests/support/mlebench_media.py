@@ -162,12 +162,16 @@ def leaf_classification(folder: Path, rng: np.random.Generator) -> MediaShape:
 
 
 def siim_isic_melanoma_classification(folder: Path, rng: np.random.Generator) -> MediaShape:
-    """`image_name` beside patient columns in train.csv and test.csv, the diagnosis only in training; the images
-    under jpeg/train and jpeg/test."""
+    """`image_name` beside patient columns in train.csv and test.csv, the diagnosis only in training; each image
+    twice under its name: a JPEG under jpeg/train and jpeg/test, and its DICOM under train/ and test/ (here only
+    DICOM's preamble and magic, which no reader of ours decodes)."""
     labels, is_test = _split(FILES, rng)
     names = [f"ISIC_{i:07d}" for i in range(FILES)]
     for name, label, test in zip(names, labels, is_test, strict=True):
-        picture(folder / "jpeg" / ("test" if test else "train") / f"{name}.jpg", int(label), rng)
+        side = "test" if test else "train"
+        picture(folder / "jpeg" / side / f"{name}.jpg", int(label), rng)
+        (folder / side).mkdir(parents=True, exist_ok=True)
+        (folder / side / f"{name}.dcm").write_bytes(bytes(128) + b"DICM" + rng.bytes(256))
     frame = pd.DataFrame({
         "image_name": names, "patient_id": [f"IP_{i % 9:07d}" for i in range(FILES)],
         "sex": rng.choice(["male", "female"], FILES), "age_approx": rng.integers(2, 18, FILES) * 5.0,

@@ -40,13 +40,16 @@ class MediaFile:
 class FileIndex:
     """The folder's media files of one kind, found by relative path, by name or by name without extension."""
 
-    def __init__(self, files: list[MediaFile]) -> None:
+    def __init__(self, files: list[MediaFile], preference: tuple[str, ...] = ()) -> None:
         self.files = files
         self._keys: dict[str, list[MediaFile]] = defaultdict(list)
         for file in files:
             path = PurePosixPath(file.relative)
             for key in {file.relative, path.name, path.stem}:
                 self._keys[key].append(file)
+        self._rank = {suffix: i for i, suffix in enumerate(preference)}
+        self.formats_read: set[tuple[str, tuple[str, ...]]] = set()
+        """(the suffix read, the suffixes there) of each file found in several formats."""
 
     @classmethod
     def of(cls, kind: str, raw: Path, unzipped: list[Path]) -> FileIndex:
@@ -56,16 +59,28 @@ class FileIndex:
             for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in suffixes):
                 relative = path.relative_to(base).as_posix()
                 found.append(MediaFile(path, relative, _side(PurePosixPath(relative).parts[:-1])))
-        return cls(found)
+        return cls(found, suffixes)
 
     def find(self, key: object, side: Side) -> MediaFile | None:
-        """The one file `key` names on `side` (or on no side); None when it names none, or several."""
+        """The one file `key` names on `side` (or on no side); None when it names none, or several. Copies of one
+        file in several formats (a DICOM beside its JPEG) are one file: the format read is the kind's first."""
         text = str(key).strip()
         found = self._keys.get(text) or self._keys.get(PurePosixPath(text).name) or []
         for narrowed in ([f for f in found if f.side == side], [f for f in found if f.side is None]):
             if len(narrowed) == 1:
                 return narrowed[0]
+            if (copy := self._one_format(narrowed)) is not None:
+                return copy
         return None
+
+    def _one_format(self, copies: list[MediaFile]) -> MediaFile | None:
+        paths = [PurePosixPath(f.relative) for f in copies]
+        suffixes = tuple(sorted(p.suffix.lower() for p in paths))
+        if len(copies) < 2 or len({p.stem for p in paths}) != 1 or len(set(suffixes)) != len(copies):
+            return None
+        chosen = min(copies, key=lambda f: self._rank.get(PurePosixPath(f.relative).suffix.lower(), len(self._rank)))
+        self.formats_read.add((PurePosixPath(chosen.relative).suffix.lower(), suffixes))
+        return chosen
 
     def on(self, side: Side) -> list[MediaFile]:
         return [f for f in self.files if f.side == side]
@@ -101,6 +116,8 @@ def media_rows(
     id_column, predicted = str(sample.columns[0]), [str(c) for c in sample.columns[1:]]
     train = _training_rows(slug, index, kind, tables, id_column, predicted, notes)
     test = _test_rows(slug, index, kind, tables, sample, notes)
+    for read, there in sorted(index.formats_read):
+        notes.append(f"files are there as {' and '.join(there)} under one name: the {read} copy of each is read")
     used = {*train[PATH_COLUMN].dropna(), *test[PATH_COLUMN].dropna()}
     files = {f.relative: f.source for f in index.files if f.relative in used}
     return MediaRows(train, test, files)
