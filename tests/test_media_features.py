@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from agent_k.media.images import read_image
 from agent_k.ml.featurise import FeaturePlan, featurise
 from agent_k.ml.render import MEDIA_FEATURES, MEDIA_PIXELS
 from agent_k.platforms.local import LocalPlatform
@@ -25,7 +26,7 @@ from agent_k.platforms.local.user_files import from_folder
 from agent_k.sandbox import Limits
 from tests.conftest import AGENT_K, run_cli
 from tests.support.browser import Watched
-from tests.support.mlebench_media import MAKERS, aerial_cactus_identification, dog_breed_identification
+from tests.support.mlebench_media import MAKERS, aerial_cactus_identification, dicom, dog_breed_identification
 
 pytestmark = pytest.mark.usefixtures("media_home")
 
@@ -59,6 +60,36 @@ def test_unreadable_files_are_reported_and_skipped_and_copies_found(home: Path, 
     pixels = np.concatenate([np.load(data / name) for name in MEDIA_PIXELS.values()])
     assert pixels.shape == (40, 3, 128, 128)
     assert (pixels.reshape(40, -1).max(axis=1) == 0).tolist() == unread.tolist()
+
+
+def test_dicom_images_are_decoded_in_the_sandbox_and_windowed_to_8_bits(home: Path, tmp_path: Path) -> None:
+    """A folder of DICOM files only (12-bit X-ray-like images named by UID, a third of them MONOCHROME1): the
+    featurisation job decodes every one in the sandbox, and an inverted file reads as its upright twin does."""
+    folder, rng = tmp_path / "xrays", np.random.default_rng(2)
+    names, labels, is_test = [f"1.2.826.0.1.{i}" for i in range(40)], np.arange(40) % 2, np.arange(40) % 4 == 3
+    for i, (name, label) in enumerate(zip(names, labels, strict=True)):
+        dicom(folder / ("test" if is_test[i] else "train") / f"{name}.dcm", int(label), rng, inverted=i % 3 == 0)
+    frame = pd.DataFrame({"image_name": names, "target": labels})
+    frame[~is_test].to_csv(folder / "train.csv", index=False)
+    frame[is_test][["image_name"]].assign(target=0).to_csv(folder / "sample_submission.csv", index=False)
+    spec = LocalPlatform(home / "competitions").add("xrays", from_folder(folder, "xrays", [], solution=None),
+                                                    metric="auc")  # fmt: skip
+    data = tmp_path / "data"
+    shutil.copytree(home / "competitions" / "xrays" / "public", data)
+
+    async def progress(done: int, total: int) -> None:
+        pass
+
+    profile = asyncio.run(featurise(
+        spec, data, tmp_path / "work", FeaturePlan(64, flip=False), Limits(timeout_s=120), models=home / "models",
+        progress=progress,
+    ))  # fmt: skip
+    assert (profile.files, profile.unreadable, profile.formats) == (40, 0, {"DICOM": 40}), profile
+    assert set(profile.channels) == {"MONOCHROME1 12-bit", "MONOCHROME2 12-bit"}
+    upright, inverted = tmp_path / "upright.dcm", tmp_path / "inverted.dcm"
+    dicom(upright, 1, np.random.default_rng(7))
+    dicom(inverted, 1, np.random.default_rng(7), inverted=True)
+    assert read_image(upright)[0].tobytes() == read_image(inverted)[0].tobytes(), "MONOCHROME1 is turned upright"
 
 
 @pytest.mark.slow

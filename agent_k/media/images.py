@@ -1,8 +1,8 @@
 """Images as the embedding network reads them: any mode Pillow decodes (grayscale, RGBA, palette, 16-bit) made
 8-bit RGB, resized to a square, normalised as EfficientNet-Lite expects; and simple statistics of each image.
 
-NumPy and Pillow only: this module is copied into the featurisation job's script, which runs in the sandbox
-(the files are a competition's, not ours, and decoding them is the risky part)."""
+NumPy, Pillow and pydicom only: this module is copied into the featurisation job's script, which runs in the
+sandbox (the files are a competition's, not ours, and decoding them is the risky part)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ STATS_SIZE = 64
 EMBEDDING = 1280
 """Features the network gives an image."""
 HIGH_DEPTH = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")
+DICOM = (".dcm", ".dicom")
 CHANNELS, PIXEL_ROWS = 3, None
 """A row's pixels for a network trained from scratch: RGB, as many rows as columns."""
 
@@ -33,14 +34,41 @@ def read_file(
 
 
 def read_image(path: Path) -> tuple[Image.Image, dict[str, Any]]:
-    """The image as 8-bit RGB, and what its file says: format, size, mode, bands. Raises on a file Pillow cannot
-    decode in full (truncated, not an image)."""
+    """The image as 8-bit RGB, and what its file says: format, size, mode, bands. Raises on a file Pillow (or, for
+    DICOM, pydicom) cannot decode in full (truncated, not an image)."""
+    if path.suffix.lower() in DICOM:
+        return read_dicom(path)
     with Image.open(path) as image:
         image.load()
         info = {"format": image.format or path.suffix.lstrip(".").upper(), "width": image.width,
                 "height": image.height, "mode": image.mode, "channels": len(image.getbands())}  # fmt: skip
         rgb = as_rgb(image)
     return rgb, info
+
+
+def read_dicom(path: Path) -> tuple[Image.Image, dict[str, Any]]:
+    """A DICOM image as 8-bit RGB: its modality and VOI transforms applied (the window a radiologist would see
+    first), then stretched between the 1st and 99th percentiles; MONOCHROME1 inverted so bright is dense; of a
+    volume or a series of frames, the middle one."""
+    import pydicom
+    from pydicom.pixels.processing import apply_modality_lut, apply_voi_lut
+
+    data = pydicom.dcmread(path)
+    pixels = np.asarray(data.pixel_array)
+    samples = int(data.get("SamplesPerPixel", 1))
+    if pixels.ndim == (4 if samples > 1 else 3):
+        pixels = pixels[len(pixels) // 2]
+    info = {"format": "DICOM", "width": int(pixels.shape[1]), "height": int(pixels.shape[0]),
+            "mode": f"{data.get('PhotometricInterpretation', '')} {int(data.get('BitsStored', 8))}-bit".strip(),
+            "channels": samples}  # fmt: skip
+    if samples > 1:
+        return as_rgb(Image.fromarray(pixels.astype(np.uint8))), info
+    values = np.asarray(apply_voi_lut(apply_modality_lut(pixels, data), data), dtype=np.float64)
+    low, high = np.percentile(values, (1, 99)) if values.size else (0.0, 1.0)
+    scaled = np.clip((values - low) / max(high - low, 1e-12), 0, 1) * 255
+    if data.get("PhotometricInterpretation") == "MONOCHROME1":
+        scaled = 255 - scaled
+    return Image.fromarray(scaled.astype(np.uint8)).convert("RGB"), info
 
 
 def as_rgb(image: Image.Image) -> Image.Image:

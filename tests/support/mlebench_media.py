@@ -56,6 +56,32 @@ def picture(path: Path, label: int, rng: np.random.Generator, mode: str = "RGB",
     image.save(path)
 
 
+def dicom(path: Path, label: int, rng: np.random.Generator, *, size: int = 48, inverted: bool = False) -> None:
+    """A 12-bit grayscale DICOM (as an X-ray's), uncompressed: the class's square brighter than the noise around it;
+    `inverted`: MONOCHROME1, where bright means less dense."""
+    import pydicom
+    from pydicom.dataset import FileMetaDataset
+    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
+
+    pixels = rng.integers(0, 600, (size, size)).astype(np.uint16)
+    top, left = rng.integers(0, size // 2, 2)
+    pixels[top : top + size // 2, left : left + size // 2] = 1200 + 800 * (label % 4)
+    if inverted:
+        pixels = 4095 - pixels
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = SecondaryCaptureImageStorage, generate_uid()
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    data = pydicom.Dataset()
+    data.file_meta = meta
+    data.SOPClassUID, data.SOPInstanceUID = meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID
+    data.Rows = data.Columns = size
+    data.SamplesPerPixel, data.PhotometricInterpretation = 1, "MONOCHROME1" if inverted else "MONOCHROME2"
+    data.BitsAllocated, data.BitsStored, data.HighBit, data.PixelRepresentation = 16, 12, 11, 0
+    data.PixelData = pixels.tobytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data.save_as(path, enforce_file_format=True)
+
+
 def sound(path: Path, label: int, rng: np.random.Generator) -> None:
     """Half a second of the class's pitch in noise; the suffix picks the format (WAV, FLAC, OGG, MP3)."""
     import soundfile
