@@ -203,13 +203,13 @@ def labels_in_names(names: list[str]) -> tuple[list[str], str] | None:
             few = 2 <= len(counts) <= MAX_NAMED_CLASSES and counts.min() >= MIN_PER_CLASS
             if few and all(map(_classlike, counts.index)):
                 found.setdefault(tuple(values), where)
-    ranked = sorted(found, key=_likeliness)
-    if not ranked or (len(ranked) > 1 and _likeliness(ranked[0]) == _likeliness(ranked[1])):
+    ranked = sorted(found, key=_unlikeness)
+    if not ranked or (len(ranked) > 1 and _unlikeness(ranked[0]) == _unlikeness(ranked[1])):
         return None
     return list(ranked[0]), found[ranked[0]]
 
 
-def _likeliness(values: tuple[str, ...]) -> tuple[bool, int]:
+def _unlikeness(values: tuple[str, ...]) -> tuple[bool, int]:
     """How unlike a class a part's values are: numbers rather than words, then more of them."""
     return any(v.isdigit() for v in values), len(set(values))
 
