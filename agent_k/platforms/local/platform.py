@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from agent_k._blocking import run_blocking
-from agent_k.competition import Competition, Criteria, metric_scoring
+from agent_k.competition import Competition, Criteria, metric_named, metric_scoring
 from agent_k.competition.columns import time_of
 from agent_k.competition.submission_format import read_submission
 from agent_k.media import missing_extra
@@ -172,7 +172,7 @@ class LocalPlatform:
             source=tables.source,
             description=tables.description,
             tags=("custom",),
-            top_k=top_k or tables.listed,  # what the user says, else what the folder's sample lists
+            top_k=top_k or (tables.listed if metric_named(metric).top_k else None),  # else what the sample lists
             hidden=hidden,
             hints=hints,
             train_only=tables.train_only,
