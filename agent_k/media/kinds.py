@@ -65,9 +65,6 @@ class MediaKind:
     weak: Team | None = None
     """The practitioner's strong entry and a weak one on the kind's built-in boards (beside the constant prior)."""
 
-    def __str__(self) -> str:
-        return self.name
-
 
 IMAGE = MediaKind(
     name="image",
