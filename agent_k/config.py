@@ -110,6 +110,14 @@ class Settings(BaseSettings):
     kaggle_api_url: str = Field(default="https://api.kaggle.com", description="base URL of Kaggle's public API")
     kaggle_team: str | None = Field(default=None, description="our Kaggle team name (default: the account's username)")
     kaggle_max_data_bytes: int = Field(default=10 * 2**30, ge=1, description="largest competition data to download")
+    mlebench_data: Path | None = Field(
+        default=None,
+        description="MLE-bench's data folder (`<id>/prepared/public` and `private`): the mlebench platform",
+    )
+    mlebench_repo: Path | None = Field(
+        default=None,
+        description="a checkout of openai/mle-bench: each competition's config, description and leaderboard",
+    )
     daily_submissions: int | None = Field(
         default=None, ge=1, description="submissions per UTC day; default: the platform's own limit (Kaggle: 5)"
     )

@@ -25,6 +25,7 @@ from agent_k.mission.runner import MissionRunner
 from agent_k.ml.render import MEDIA_FEATURES
 from agent_k.platforms.local import LocalPlatform
 from agent_k.platforms.local.user_files import UserTables, from_folder
+from agent_k.platforms.registry import platform_names
 from agent_k.platforms.submissions import daily_limit
 from agent_k.store.repository import Store
 from tests.support.toy_media import toy_kind
@@ -92,13 +93,15 @@ def test_no_code_outside_the_media_kinds_names_a_kind() -> None:
 
 
 def test_no_code_outside_a_platform_declaration_asks_for_a_platform_by_name() -> None:
+    names = set(platform_names())
+    assert {"kaggle", "local", "mlebench"} <= names
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.name == "declaration.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Compare) and any(
-                isinstance(c, ast.Constant) and c.value in ("kaggle", "local") for c in [node.left, *node.comparators]
+                isinstance(c, ast.Constant) and c.value in names for c in [node.left, *node.comparators]
             ):
                 found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert found == []

@@ -6,6 +6,8 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from agent_k.config import Settings
     from agent_k.mission.runner import MissionRunner
     from agent_k.mission.state import MissionResult
+    from agent_k.platforms.folders import FolderCompetition
 
 ExecutorOption = Annotated[
     str | None, typer.Option(help="where candidates run: local (default) or tcp://HOST:PORT of a Dask scheduler")
@@ -64,9 +67,11 @@ def drive(
     executor: str | None,
     prepare: Callable[[MissionRunner], object] | None = None,
     competition: str | None = None,
+    deliver: Callable[[MissionResult], str] | None = None,
 ) -> None:
     """Run (or resume) `mission_id` with a live view; print the summary and exit 0 or 1. `prepare` makes the
-    mission first (held by the runner, so no worker takes it)."""
+    mission first (held by the runner, so no worker takes it); `deliver` hands a mission's submission on (`--out`)
+    and says where, or raises `ValueError` or `OSError` saying why it could not."""
     from agent_k.dashboard.report import report_path, write_report
     from agent_k.mission.control import MissionError
     from agent_k.mission.runner import MissionRunner
@@ -107,9 +112,15 @@ def drive(
         console.print(f"report: {page}", highlight=False)
     if result.status == MissionStatus.awaiting_approval:
         console.print(f"awaiting approval: agent-k approve {mission_id}  (or: agent-k reject {mission_id})")
+    succeeded = result.status in (MissionStatus.succeeded, MissionStatus.awaiting_approval)
+    if deliver is not None and result.submission_path is not None:
+        try:
+            console.print(deliver(result), markup=False, highlight=False)
+        except (ValueError, OSError) as exc:
+            console.print(f"the submission could not be written: {' '.join(str(exc).split())}", markup=False)
+            succeeded = False
     if as_json:
         sys.stdout.write(json.dumps(data) + "\n")
-    succeeded = result.status in (MissionStatus.succeeded, MissionStatus.awaiting_approval)
     raise typer.Exit(0 if succeeded else EXIT_FAILED)
 
 
@@ -127,14 +138,17 @@ def run(
     mode: Annotated[Mode, typer.Option(help=_help("mode"))] = Mode.auto,
     model: Annotated[str | None, typer.Option(help=_help("model"))] = None,
     max_cost: Annotated[float | None, typer.Option(min=0.0, help=_help("max_cost_usd"))] = None,
-    platform: Annotated[str, typer.Option(help="competition platform", callback=known_platform)] = "local",
+    platform: Annotated[
+        str | None, typer.Option(help="competition platform [default: local]", callback=known_platform)
+    ] = None,
     mission_id: Annotated[str | None, typer.Option(help="choose the mission id (default: generated)")] = None,
     keep_columns: Annotated[
         list[str] | None, typer.Option("--keep-columns", help=_help("keep_columns") + " (one per option)")
     ] = None,
     task: Annotated[TaskType | None, typer.Option(help="without --competition: wanted task")] = None,
     metric: Annotated[
-        str | None, typer.Option(help="without --competition: wanted metric", callback=known_metric)
+        str | None,
+        typer.Option(help="without --competition: wanted metric; with --data: how it is scored", callback=known_metric),
     ] = None,
     max_rows: Annotated[int | None, typer.Option(min=1, help="without --competition: largest dataset")] = None,
     keyword: Annotated[list[str] | None, typer.Option(help="without --competition: rank by these words")] = None,
@@ -143,12 +157,32 @@ def run(
     allow_unsandboxed_code: Annotated[bool, typer.Option(help=_help("allow_unsandboxed_code"))] = False,
     stop_early: Annotated[bool, typer.Option(help=_help("stop_early"))] = False,
     webhook_url: Annotated[str | None, typer.Option(help=_help("webhook_url"))] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            help="instead of --competition: a competition's folder, as an agent is handed it (docs/mlebench.md)"
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="write the mission's submission here, laid out as the folder's sample")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run a mission: Discovery, Research, Prototype, Evolution, Submission."""
     from agent_k.mission.launch import LaunchError, MissionRequest, launch_spec
+    from agent_k.platforms.folders import folder_competition
+    from agent_k.platforms.targets import CompetitionInputError
 
     settings = load_settings()
+    entered = None
+    try:
+        if data is not None:
+            if competition is not None or platform is not None:
+                raise CompetitionInputError("--data is the competition: leave out --competition and --platform")
+            entered = folder_competition(settings, data, metric)
+            competition, platform, metric = entered.competition_id, entered.platform, None
+    except CompetitionInputError as exc:
+        fail_input(str(exc))
     try:
         request = MissionRequest.checked(
             competition=competition,
@@ -158,7 +192,7 @@ def run(
             keywords=keyword or [],
             mode=mode,
             model=model,
-            platform=platform,
+            **({"platform": platform} if platform else {}),
             time_budget=time_budget,
             keep_columns=keep_columns or [],
             require_approval=require_approval,
@@ -178,7 +212,17 @@ def run(
         executor=executor,
         prepare=lambda runner: runner.create(spec),
         competition=spec.criteria.competition,
+        deliver=None if out is None else partial(_deliver, entered, out),
     )
+
+
+def _deliver(entered: FolderCompetition | None, out: Path, result: MissionResult) -> str:
+    """The mission's submission at `out`, laid out as its folder's own sample where it was entered from one."""
+    from agent_k.platforms.folders import write_submission
+
+    assert result.submission_path is not None
+    write_submission(Path(result.submission_path), out, entered.submission_format() if entered else None)
+    return f"submission: {out}"
 
 
 def resume(

@@ -30,7 +30,8 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     Metric(
         name="mean_auc", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
         kernel=metric_kernels.auc, columns_averaged=True,
-        kaggle=("mean columnwise auc", "mean column-wise auc", "column-wise mean auc", "columnwise roc auc"),
+        kaggle=("mean columnwise auc", "mean column-wise auc", "column-wise mean auc", "columnwise roc auc",
+                "column-wise roc auc"),
     ),
     Metric(
         name="mean_logloss", perfect=0.0, maximize=False, scored_on="probabilities", usual_task=TaskType.multilabel,
@@ -60,7 +61,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     _labels(name="accuracy", kernel=metric_kernels.accuracy, row_share=True,
             kaggle=("accuracy", "categorization accuracy")),
     _labels(name="f1_micro", kernel=metric_kernels.f1_micro, row_share=True,
-           kaggle=("micro f1", "f1 micro", "micro-averaged f1")),
+           kaggle=("micro f1", "f1 micro", "micro-averaged f1", "micro averaged f1")),
     _labels(name="f1_macro", kernel=metric_kernels.f1_macro, fitted_rule=True,
            kaggle=("macro f1", "f1 macro", "macro-averaged f1", "macro f-score")),
     Metric(

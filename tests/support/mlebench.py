@@ -45,8 +45,11 @@ def _csv(frame: pd.DataFrame, path: Path) -> None:
     frame.to_csv(path, index=False)
 
 
-def spaceship_titanic(folder: Path, rng: np.random.Generator, *, as_integers: bool = False) -> Shape:
-    """Booleans written as True/False (CryoSleep, VIP and the target Transported)."""
+def spaceship_titanic(
+    folder: Path, rng: np.random.Generator, *, as_integers: bool = False, answers: Path | None = None
+) -> Shape:
+    """Booleans written as True/False (CryoSleep, VIP and the target Transported); `answers`: where MLE-bench's
+    `prepare.py` writes the test rows with their labels (`private/test.csv`)."""
     n = ROWS
     cryo = rng.random(n) < 0.35
     spend = np.where(cryo, 0.0, rng.gamma(1.0, 400.0, n)).round()
@@ -67,6 +70,8 @@ def spaceship_titanic(folder: Path, rng: np.random.Generator, *, as_integers: bo
     _csv(train, folder / "train.csv")
     _csv(test.drop(columns="Transported"), folder / "test.csv")
     _csv(test[["PassengerId"]].assign(Transported=0 if as_integers else False), folder / "sample_submission.csv")
+    if answers is not None:
+        _csv(test, answers)
     return Shape("accuracy", ("Transported",), n_test=len(test))
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from agent_k._blocking import run_blocking
 from agent_k.competition import Competition, Criteria
+from agent_k.competition.metric_names import metric_from_name
 from agent_k.platforms.archive import safe_extract
 from agent_k.platforms.base import (
     CompetitionNotFound,
@@ -31,7 +32,6 @@ from agent_k.platforms.kaggle.client import KaggleAuthError, KaggleClient, Outco
 from agent_k.platforms.kaggle.layout import (
     UnsupportedCompetition,
     arrange,
-    metric_from_kaggle,
     tag_names,
     task_hint,
 )
@@ -77,7 +77,7 @@ class KaggleAdapter:
             body["sortBy"] = "COMPETITION_SORT_BY_RELEVANCE"
         found, self.skipped = [], {}
         async for item in self._pages("ListCompetitions", body, "competitions"):
-            metric = metric_from_kaggle(str(item.get("evaluationMetric", "")))
+            metric = metric_from_name(str(item.get("evaluationMetric", "")))
             reason = _unusable(item, metric)
             if reason is None and metric is not None:
                 found.append(_listing(item, metric))
@@ -89,7 +89,7 @@ class KaggleAdapter:
         """The competition as its files describe it (downloading them on first use) plus Kaggle's live limits."""
         meta = await self.metadata(competition_id)
         if meta.get("submissionsDisabled") or meta.get("isKernelsSubmissionsOnly"):
-            reason = _unusable(meta, metric_from_kaggle(str(meta.get("evaluationMetric", ""))))
+            reason = _unusable(meta, metric_from_name(str(meta.get("evaluationMetric", ""))))
             raise UnsupportedCompetition(f"'{competition_id}' cannot be entered by a mission: {reason}")
         public = self.cache / competition_id / "public"
         if not (public / "competition.json").exists():

@@ -9,52 +9,20 @@ scored by a metric we cannot compute the same way is refused, saying which metri
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from agent_k.competition import Competition, TaskType
+from agent_k.competition.metric_names import metric_from_name, top_k_from_name
 from agent_k.competition.models import MEDIA_FOLDER, MediaSpec
-from agent_k.competition.registry import declared_metrics, metric_named
+from agent_k.competition.registry import metric_named
 from agent_k.platforms.base import PlatformError
 from agent_k.platforms.layouts import LayoutError, arrange_folder
 from agent_k.platforms.targets import CompetitionInputError, infer_task, sample_submission
 
-_UNSCORABLE = (
-    "weighted mean absolute",
-    "weighted rmse",
-    "weighted log",
-    "dice",
-    "iou",
-    "intersection over union",
-    "jaccard",
-    "bleu",
-    "levenshtein",
-    "word error",
-    "crps",
-    "custom",
-)
-"""Names that contain one of ours but mean something else: per-row weights we do not have, other families."""
-
 
 class UnsupportedCompetition(PlatformError):
     """The competition's metric or file layout is not one a mission can work with."""
-
-
-def metric_from_kaggle(name: str) -> str | None:
-    """Our metric for Kaggle's `evaluationMetric` text (the one whose Kaggle name is the longest found in it), or
-    None when we cannot score it the same way."""
-    text = " ".join(name.lower().replace("_", " ").split())
-    if any(word in text for word in _UNSCORABLE):
-        return None
-    found = [(len(alias), metric.name) for metric in declared_metrics() for alias in metric.kaggle if alias in text]
-    return max(found)[1] if found else None
-
-
-def top_k_from_kaggle(name: str) -> int | None:
-    """MAP@k's k, as Kaggle writes it (`MAP@5`, `Mean Average Precision @ 3`)."""
-    match = re.search(r"@\s*(\d+)", name)
-    return int(match.group(1)) if match else None
 
 
 def tag_names(meta: dict[str, Any]) -> list[str]:
@@ -70,7 +38,7 @@ def task_hint(metric: str) -> TaskType:
 def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competition:
     """Write `public/` from the extracted files and return the competition they describe."""
     named_metric = str(meta.get("evaluationMetric", ""))
-    metric = metric_from_kaggle(named_metric)
+    metric = metric_from_name(named_metric)
     if metric is None:
         shown = named_metric or "no metric Kaggle names"
         raise UnsupportedCompetition(f"'{slug}' is scored by '{shown}', which AGENT-K cannot compute the same way")
@@ -101,7 +69,7 @@ def arrange(meta: dict[str, Any], slug: str, raw: Path, public: Path) -> Competi
         targets=arranged.targets if len(arranged.targets) > 1 else None,
         id_column=arranged.id_column,
         classes=classes,
-        top_k=(top_k_from_kaggle(named_metric) or 3) if declared.top_k else None,
+        top_k=(top_k_from_name(named_metric) or 3) if declared.top_k else None,
         n_train=len(arranged.train),
         n_test=len(arranged.test),
         n_features=len([c for c in arranged.test.columns if c != arranged.id_column]),

@@ -23,6 +23,7 @@ from agent_k.platforms.layouts.files import (
 )
 from agent_k.platforms.layouts.media import FileIndex, media_rows
 from agent_k.platforms.layouts.records import match_column, peek_columns, read_records
+from agent_k.platforms.layouts.submission_format import SubmissionFormat
 from agent_k.platforms.layouts.targets import listed, resolve_targets
 
 MAX_JOINS = 5
@@ -51,6 +52,22 @@ class Arranged:
     """The rows are files of this kind: `path` names each one's, relative to `media/`."""
     files: dict[str, Path] = field(default_factory=dict)
     """Where each `path` lies now (to be copied under `media/`)."""
+    sample_path: Path | None = None
+    """The folder's own sample submission, which `sample` is read from (its rows in the same order)."""
+
+    def submission_format(self) -> SubmissionFormat | None:
+        """How to write a submission back in the folder's own sample's layout."""
+        if self.sample_path is None:
+            return None
+        return SubmissionFormat(
+            sample=self.sample_path,
+            ids=tuple(self.sample[self.id_column].astype(str)),
+            id_column=self.id_column,
+            their_id=None if self.row_keys else str(read_records(self.sample_path).columns[0]),
+            row_keys=tuple(self.row_keys),
+            classes=tuple(self.classes or ()),
+            target=self.targets[0] if len(self.targets) == 1 else None,
+        )
 
     @property
     def listed(self) -> int | None:
@@ -106,14 +123,14 @@ def _arrange_media(
     index: FileIndex, slug: str, media: Media, tables: dict[str, list[Path]], targets: list[str] | None
 ) -> Arranged:
     notes: list[str] = []
-    sample = _sample(tables, slug)
+    sample, sample_path = _sample(tables, slug)
     id_column, predicted = str(sample.columns[0]), [str(c) for c in sample.columns[1:]]
     rows = media_rows(slug, index, media.kind, tables, sample, notes)
     train, chosen, classes = resolve_targets(slug, rows.train, rows.test, predicted, targets, notes)
     train, train_only = _without_train_only(train, rows.test, id_column, chosen, notes)
     notes.append(f"{len(rows.files):,} {media.kind} files: {len(train):,} training rows, {len(rows.test):,} test rows")
     return Arranged(train, rows.test, sample, id_column, chosen, classes, notes, train_only, media=media.kind,
-                    files=rows.files)  # fmt: skip
+                    files=rows.files, sample_path=sample_path)  # fmt: skip
 
 
 def _arrange_tables(
@@ -121,7 +138,7 @@ def _arrange_tables(
 ) -> Arranged:
     """The tables alone. `refusal`: why the folder is refused when its test rows come with no features."""
     notes: list[str] = []
-    sample = _sample(tables, slug)
+    sample, sample_path = _sample(tables, slug)
     test_path = one(tables, "test", slug, required=False)
     test_file = read_records(test_path) if test_path else None
     columns = _sample_columns(sample, test_file)
@@ -145,16 +162,17 @@ def _arrange_tables(
         train.insert(0, id_column, np.arange(len(train)))
         notes.append(f"training rows numbered as '{id_column}' (the files give them no id)")
     submitted_as = {k: v for k, v in renamed.items() if chosen == [v] and k != v}
-    return Arranged(train, test, sample, id_column, chosen, classes, notes, train_only, columns.row_keys, submitted_as)
+    return Arranged(train, test, sample, id_column, chosen, classes, notes, train_only, columns.row_keys, submitted_as,
+                    sample_path=sample_path)  # fmt: skip
 
 
-def _sample(tables: dict[str, list[Path]], slug: str) -> pd.DataFrame:
+def _sample(tables: dict[str, list[Path]], slug: str) -> tuple[pd.DataFrame, Path]:
     path = one(tables, "sample", slug)
     assert path is not None
     sample = read_records(path)
     if sample.shape[1] < 2:
         raise LayoutError(f"'{slug}': the sample submission has no column to predict")
-    return sample
+    return sample, path
 
 
 def _sample_columns(sample: pd.DataFrame, test: pd.DataFrame | None) -> _SampleColumns:

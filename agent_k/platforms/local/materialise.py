@@ -3,6 +3,7 @@
 Layout under `<competitions>/<id>/`:
   public/   train.csv, test.csv, sample_submission.csv, description.md, competition.json
   private/  solution.csv (id, target, Usage=Public|Private), leaderboard.json
+  format/   a user's folder's own sample submission and how its rows map to ours (`SubmissionFormat`)
   submissions/<submission id>/
 """
 
@@ -21,11 +22,14 @@ from agent_k.competition.metric_scoring import normalize_labels
 from agent_k.competition.models import MEDIA_FOLDER, MediaSpec
 from agent_k.competition.registry import metric_named
 from agent_k.platforms.base import link_or_copy
+from agent_k.platforms.layouts.submission_format import SubmissionFormat
 from agent_k.platforms.local.board import write_board
 from agent_k.platforms.local.splits import RANDOM, SEED, HiddenRows, hidden_mask
 from agent_k.platforms.targets import CompetitionInputError, infer_task, sample_submission
 
 PUBLIC_FRACTION = 0.5
+"""The share of the hidden rows a public score is computed on (Kaggle's public leaderboard)."""
+FORMAT_FOLDER = "format"
 
 
 @dataclass
@@ -81,8 +85,10 @@ def prepare(
     train_only: tuple[str, ...] = (),
     media: str | None = None,
     files: dict[str, Path] | None = None,
+    public_share: float = PUBLIC_FRACTION,
 ) -> PreparedCompetition:
-    """Check the inputs and split them into public and hidden parts (nothing is written)."""
+    """Check the inputs and split them into public and hidden parts (nothing is written); `public_share`: of the
+    hidden rows, those a public score is computed on (0: a grade on all of them, and no public score)."""
     target_columns = list(targets or [target])
     missing = [t for t in target_columns if t not in train.columns]
     if missing:
@@ -131,7 +137,7 @@ def prepare(
     assert id_column is not None
     if solution is not None:
         rng = np.random.default_rng(SEED)
-        public = rng.random(len(solution)) < PUBLIC_FRACTION
+        public = rng.random(len(solution)) < public_share
         solution = solution.assign(Usage=np.where(public, "Public", "Private"))
 
     spec = Competition(
@@ -191,8 +197,14 @@ def _train_only(spec: Competition) -> str:
     return f"- Only in the training files, so left out: {', '.join(f'`{c}`' for c in spec.train_only)}\n"
 
 
-def write(prepared: PreparedCompetition, root: Path, leaderboard: list[dict[str, object]]) -> Path:
-    """Write every file into a temporary folder, then rename it into place in one step."""
+def write(
+    prepared: PreparedCompetition,
+    root: Path,
+    leaderboard: list[dict[str, object]],
+    submission_format: SubmissionFormat | None = None,
+) -> Path:
+    """Write every file into a temporary folder, then rename it into place in one step; `submission_format`: the
+    user's folder's own sample, kept in `format/` to write submissions back in."""
     root.mkdir(parents=True, exist_ok=True)
     final = root / prepared.spec.id
     staging = root / f".staging-{prepared.spec.id}-{uuid.uuid4().hex[:8]}"
@@ -216,6 +228,8 @@ def write(prepared: PreparedCompetition, root: Path, leaderboard: list[dict[str,
         if prepared.solution is not None:
             prepared.solution.to_csv(private / "solution.csv", index=False)
         write_board(private / "leaderboard.json", leaderboard)
+        if submission_format is not None:
+            submission_format.save(staging / FORMAT_FOLDER)
         staging.rename(final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

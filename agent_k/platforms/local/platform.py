@@ -31,10 +31,11 @@ from agent_k.platforms.base import (
     SubmissionStatus,
     copy_public_files,
 )
+from agent_k.platforms.layouts.submission_format import SubmissionFormat
 from agent_k.platforms.local import materialise
 from agent_k.platforms.local.board import BOARD_VERSION, board_version, read_board, write_board
 from agent_k.platforms.local.catalog import BUILTINS, builtin
-from agent_k.platforms.local.materialise import Hints
+from agent_k.platforms.local.materialise import FORMAT_FOLDER, PUBLIC_FRACTION, Hints
 from agent_k.platforms.local.splits import RANDOM, TEST_FRACTION, HiddenRows
 from agent_k.platforms.local.user_files import UserTables
 from agent_k.platforms.targets import CompetitionInputError
@@ -84,7 +85,7 @@ class LocalPlatform:
         self.check_known(competition_id)
         spec_path = self._folder(competition_id) / "public" / "competition.json"
         if not spec_path.exists() or self._stale_board(competition_id):
-            with self._lock(competition_id):
+            with self.lock(competition_id):
                 if not spec_path.exists():
                     self._materialise_builtin(competition_id)
                 elif self._stale_board(competition_id):
@@ -149,8 +150,12 @@ class LocalPlatform:
         top_k: int | None = None,
         hidden: HiddenRows = RANDOM,
         hints: Hints = Hints(),
+        references: bool = True,
+        public_share: float = PUBLIC_FRACTION,
     ) -> Competition:
-        """Create a competition from the user's tables; on any error nothing is written."""
+        """Create a competition from the user's tables; on any error nothing is written. `references`: train the
+        reference teams for its board (a platform with a board of its own does not); `public_share`: of the hidden
+        rows, those a public score is computed on."""
         if not _SLUG.fullmatch(competition_id):
             raise CompetitionInputError(f"invalid name {competition_id!r}: use lowercase letters, digits and dashes")
         if competition_id in self.known_ids():
@@ -178,18 +183,22 @@ class LocalPlatform:
             train_only=tables.train_only,
             media=tables.media,
             files=tables.files,
+            public_share=public_share,
         )
         time = hidden.time
         if time is None and hints.time_column is not None and tables.test is not None:  # the user's test: future?
             time = {**time_of(prepared.train, hints.time_column), "keys": list(hints.series_keys)}
-        leaderboard = reference_entries(
-            prepared, time, models=self.models
-        )  # before the lock: a failure here leaves nothing behind
-        with self._lock(competition_id):
+        # before the lock: a failure here leaves nothing behind
+        leaderboard = reference_entries(prepared, time, models=self.models) if references else []
+        with self.lock(competition_id):
             if self._folder(competition_id).exists():
                 raise CompetitionInputError(f"competition '{competition_id}' already exists")
-            materialise.write(prepared, self.root, leaderboard)
+            materialise.write(prepared, self.root, leaderboard, tables.submission_format)
         return prepared.spec
+
+    def submission_format(self, competition_id: str) -> SubmissionFormat | None:
+        """The own sample submission of the folder a competition was added from, where it was."""
+        return SubmissionFormat.load(self._folder(competition_id) / FORMAT_FOLDER)
 
     def catalog_entry(self, competition_id: str) -> Competition:
         """A spec for listing: the materialised one, or one from the catalogue without touching disk."""
@@ -212,7 +221,7 @@ class LocalPlatform:
         )
 
     @contextlib.contextmanager
-    def _lock(self, competition_id: str) -> Iterator[None]:
+    def lock(self, competition_id: str) -> Iterator[None]:
         locks = self.root / ".locks"  # kept apart: the lock files outlive their holders, by design of flock
         locks.mkdir(parents=True, exist_ok=True)
         with (locks / f"{competition_id}.lock").open("w") as handle:
@@ -241,7 +250,7 @@ class LocalPlatform:
     def _submit(self, spec: Competition, file: Path, message: str, key: str) -> Submission:
         test_ids = pd.read_csv(self._folder(spec.id) / "public" / "test.csv", usecols=[spec.id_column])
         predictions = read_submission(file, spec, test_ids[spec.id_column])
-        with self._lock(spec.id):
+        with self.lock(spec.id):
             for existing in self._submissions(spec.id):
                 if existing.get("idempotency_key") == key:
                     return Submission.model_validate(existing["submission"])
@@ -278,8 +287,8 @@ class LocalPlatform:
         y = (solution[spec.target_columns] if spec.targets else solution[spec.target]).reset_index(drop=True)
         frame = predictions.reset_index(drop=True)
         return (
-            metric_scoring.score(spec, y[public], frame[public]),
-            metric_scoring.score(spec, y[~public], frame[~public]),
+            metric_scoring.score(spec, y[public], frame[public]) if public.any() else None,
+            metric_scoring.score(spec, y[~public], frame[~public]) if (~public).any() else None,
         )
 
     def _submissions(self, competition_id: str) -> list[dict[str, Any]]:

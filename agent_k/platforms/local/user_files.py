@@ -13,6 +13,7 @@ from agent_k.competition.columns import time_of
 from agent_k.competition.kinds import TestSplit
 from agent_k.competition.registry import metric_named
 from agent_k.platforms.layouts import TABLES, LayoutError, arrange_folder, from_one_hot, read_records
+from agent_k.platforms.layouts.submission_format import SubmissionFormat
 from agent_k.platforms.local.materialise import Hints
 from agent_k.platforms.local.splits import RANDOM, HiddenRows
 from agent_k.platforms.targets import CompetitionInputError
@@ -37,6 +38,8 @@ class UserTables:
     """The classes the folder's submission wants a column each for, when the target is one class column."""
     listed: int | None = None
     """How many labels each row of the folder's sample lists, where it ranks several (a map@k's k)."""
+    submission_format: SubmissionFormat | None = None
+    """The folder's own sample submission, to write a mission's submission back in."""
 
     def for_metric(self, metric: str) -> UserTables:
         """For a metric scored column by column (mean AUC, mean log loss), a class column becomes one 0/1 column
@@ -118,6 +121,7 @@ def from_folder(
         files=arranged.files,
         classes=tuple(arranged.classes or ()),
         listed=arranged.listed,
+        submission_format=arranged.submission_format(),
     )
 
 

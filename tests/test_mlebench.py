@@ -1,0 +1,185 @@
+"""AGENT-K as an MLE-bench agent (`agent-k run --data DIR --out FILE`) and MLE-bench as a platform: a competition
+prepared as MLE-bench prepares it (`tests/support/mlebench_prepared.py`), its submission graded on the answers and
+placed on its Kaggle leaderboard by MLE-bench's rules, recomputed here from the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import accuracy_score
+
+from agent_k.competition.metric_names import metric_from_name, metrics_in_description, top_k_from_name
+from agent_k.platforms.base import PlatformError
+from agent_k.platforms.layouts import arrange_folder
+from agent_k.platforms.mlebench.adapter import MlebenchPlatform
+from tests.conftest import run_cli
+from tests.support import mlebench
+from tests.support.mlebench_prepared import SPACESHIP, spaceship
+
+
+def mlebench_medal(score: float, board: pd.DataFrame) -> tuple[str | None, bool]:
+    """MLE-bench's `Grader.rank_score`, written out from its source: the medal a score earns on a leaderboard (best
+    first), and whether it beats the median."""
+    scores = board["score"]
+    lower_is_better = bool(scores.iloc[0] < scores.iloc[-1])
+    teams = len(board)
+    if teams < 100:
+        places = (max(1, int(teams * 0.1)), max(1, int(teams * 0.2)), max(1, int(teams * 0.4)))
+    elif teams < 250:
+        places = (10, max(1, int(teams * 0.2)), max(1, int(teams * 0.4)))
+    elif teams < 1000:
+        places = (10 + int(teams * 0.002), 50, 100)
+    else:
+        places = (10 + int(teams * 0.002), max(1, int(teams * 0.05)), max(1, int(teams * 0.1)))
+
+    def reaches(threshold: float) -> bool:
+        return score <= threshold if lower_is_better else score >= threshold
+
+    medal = next((m for m, p in zip(("gold", "silver", "bronze"), places, strict=True) if reaches(scores.iloc[p - 1])),
+                 None)  # fmt: skip
+    above_median = score < scores.median() if lower_is_better else score > scores.median()
+    return medal, above_median
+
+
+def test_an_mlebench_run_writes_the_samples_file_and_takes_its_place_on_the_kaggle_board(tmp_path: Path) -> None:
+    """The acceptance run: `agent-k run --data <data>/<id>/prepared/public --out FILE` on a competition prepared as
+    MLE-bench prepares it. The file is the sample's shape; its score, recomputed from the answers as its
+    `grade.py` does, is the mission's; its rank and medal are those MLE-bench's rules give on the leaderboard."""
+    prepared = spaceship(tmp_path / "mle", teams=300)
+    out = tmp_path / "submission" / "submission.csv"
+    env = {"AGENT_K_HOME": str(tmp_path / "home"), "AGENT_K_MLEBENCH_DATA": str(prepared.data),
+           "AGENT_K_MLEBENCH_REPO": str(prepared.repo)}  # fmt: skip
+    ran = run_cli("run", "--data", str(prepared.public), "--out", str(out), "--time-budget", "20", "--json", env=env)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    result = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert result["competition"] == SPACESHIP and result["status"] == "succeeded"
+
+    sample = pd.read_csv(prepared.public / "sample_submission.csv", dtype=str)
+    submitted = pd.read_csv(out, dtype=str)
+    assert list(submitted.columns) == list(sample.columns)
+    assert submitted["PassengerId"].tolist() == sample["PassengerId"].tolist(), "the sample's rows, in its order"
+    assert set(submitted["Transported"]) <= {"True", "False"}
+
+    # spaceship-titanic's grade.py: accuracy on the answers, both sorted by id
+    answers = pd.read_csv(prepared.answers).sort_values("PassengerId")
+    graded = pd.read_csv(out).sort_values("PassengerId")
+    assert (graded["PassengerId"].to_numpy() == answers["PassengerId"].to_numpy()).all()
+    score = accuracy_score(answers["Transported"], graded["Transported"])
+    assert result["private_score"] == pytest.approx(score) and result["public_score"] is None
+
+    board = pd.read_csv(prepared.leaderboard)
+    medal, _ = mlebench_medal(score, board)
+    assert result["medal"] == medal
+    assert result["rank"] == 1 + int((board["score"] > score).sum()) and result["teams"] == len(board) + 1
+    assert 1 < result["rank"] < len(board), "the board spans the mission's score, so its place tells something"
+
+
+def test_a_grader_name_and_a_description_name_the_same_metric() -> None:
+    """Grader names and Evaluation sections as MLE-bench's competitions write them (its `config.yaml` and
+    `description.md`), each to our metric or to none we compute the same way."""
+    assert {name: metric_from_name(name) for name in (
+        "auc-roc", "accuracy", "multi-class-log-loss", "micro-f1-score", "macro-f1-score", "root_mean_squared_error",
+        "quadratic-weighted-kappa", "column-wise ROC AUC", "mean-column-wise-roc-auc", "MAP@12", "map-at-5",
+        "matthews-correlation-coefficient", "weighted-auroc", "log-mean-absolute-error", "probabilistic-f1-score",
+        "weighted-multi-label-log-loss", "dice-coefficient", "kendall-tau", "f0.5-score",
+    )} == {
+        "auc-roc": "auc", "accuracy": "accuracy", "multi-class-log-loss": "logloss", "micro-f1-score": "f1_micro",
+        "macro-f1-score": "f1_macro", "root_mean_squared_error": "rmse", "quadratic-weighted-kappa": "qwk",
+        "column-wise ROC AUC": "mean_auc", "mean-column-wise-roc-auc": "mean_auc", "MAP@12": "map_at_k",
+        "map-at-5": "map_at_k", "matthews-correlation-coefficient": "mcc", "weighted-auroc": None,
+        "log-mean-absolute-error": None, "probabilistic-f1-score": None, "weighted-multi-label-log-loss": None,
+        "dice-coefficient": None, "kendall-tau": None, "f0.5-score": None,
+    }  # fmt: skip
+    assert top_k_from_name("map-at-5") == 5 and top_k_from_name("MAP@12") == 12
+    herbarium = (
+        "## Evaluation\n\nSubmissions are evaluated using the [macro F1 score](https://example.org).\n\n"
+        "The F1 score is given by $F_1 = 2 \\frac{p r}{p + r}$.\n\n## Submission Format\n\nId,Predicted\n"
+    )
+    champs = ("## Evaluation\n\nSubmissions are evaluated on the Log of the Mean Absolute Error, calculated for "
+              "each scalar coupling type, and then averaged across types.\n")  # fmt: skip
+    two = "# Title\n\n## Evaluation\n\nWe report accuracy, but rank by the area under the ROC curve.\n## Prizes\nAUC\n"
+    assert metrics_in_description(mlebench_description()) == ["accuracy"]
+    assert metrics_in_description(herbarium) == ["f1_macro"], "the F1 beside macro F1 is the same one"
+    assert metrics_in_description(champs) == [], "the log of an MAE is not an MAE"
+    assert metrics_in_description(two) == ["accuracy", "auc"], "only the Evaluation section is read"
+
+
+def mlebench_description() -> str:
+    from tests.support.mlebench_prepared import DESCRIPTION
+
+    return DESCRIPTION
+
+
+def test_a_folder_whose_metric_is_unclear_is_refused_in_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "spaceship"
+    mlebench.spaceship_titanic(folder, np.random.default_rng(0))
+    home = {"AGENT_K_HOME": str(tmp_path / "home")}
+    refusals = {
+        "no description": ("run", "--data", str(folder), "--out", str(tmp_path / "a.csv")),
+        "both": ("run", "--data", str(folder), "--competition", "penguins"),
+        "missing": ("run", "--data", str(tmp_path / "nowhere")),
+    }
+    said = {case: run_cli(*args, env=home) for case, args in refusals.items()}
+    (folder / "description.md").write_text("## Evaluation\n\nScored by log loss; we also show accuracy.\n")
+    said["two metrics"] = run_cli("run", "--data", str(folder), env=home)
+    for case, result in said.items():
+        assert result.returncode == 2, (case, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr, (case, result.stderr)
+    assert "name it with --metric" in said["no description"].stderr
+    assert "names logloss, accuracy" in said["two metrics"].stderr
+    assert not (tmp_path / "a.csv").exists() and not list((tmp_path / "home").glob("competitions/*/public"))
+
+
+def test_a_sample_without_an_id_gets_its_key_columns_back(tmp_path: Path) -> None:
+    """detecting-insults-in-social-commentary's sample is `Insult,Date,Comment` (its rows the test's): the written
+    file repeats Date and Comment exactly as the sample spells them, in its order, with our predictions."""
+    folder = tmp_path / "insults"
+    mlebench.detecting_insults_in_social_commentary(folder, np.random.default_rng(1))
+    arranged = arrange_folder(folder, "insults")
+    form = arranged.submission_format()
+    assert form is not None and form.their_id is None and form.row_keys == ("Date", "Comment")
+    predictions = np.linspace(0, 1, len(arranged.test))
+    ours = pd.DataFrame({arranged.id_column: arranged.test[arranged.id_column], "Insult": predictions})
+    written = form.written_back(ours.sample(frac=1.0, random_state=0))  # any row order
+    sample = pd.read_csv(folder / "sample_submission_null.csv", dtype=str, keep_default_na=False)
+    assert list(written.columns) == ["Insult", "Date", "Comment"]
+    assert written[["Date", "Comment"]].equals(sample[["Date", "Comment"]])
+    by_key = dict(zip(arranged.sample[arranged.id_column], range(len(sample)), strict=True))
+    expected = [predictions[arranged.test[arranged.id_column].tolist().index(i)] for i in by_key]
+    assert np.allclose(written["Insult"].astype(float), expected)
+    with pytest.raises(ValueError, match="lacks 1 of the sample's rows"):
+        form.written_back(ours.iloc[1:])
+
+
+def test_a_label_goes_back_as_the_samples_class_columns(tmp_path: Path) -> None:
+    """leaf-classification's sample wants one column per species: a mission that predicts one label column (an
+    accuracy-scored run) gets a 1 in its species' column and 0 elsewhere."""
+    folder = tmp_path / "leaf"
+    mlebench.leaf_classification(folder, np.random.default_rng(2))
+    arranged = arrange_folder(folder, "leaf")
+    form = arranged.submission_format()
+    assert form is not None and form.classes and form.target == "species"
+    labels = [form.classes[i % len(form.classes)] for i in range(len(arranged.test))]
+    ours = pd.DataFrame({arranged.id_column: arranged.test[arranged.id_column], "species": labels})
+    written = form.written_back(ours)
+    sample = pd.read_csv(folder / "sample_submission.csv")
+    assert list(written.columns) == list(sample.columns)
+    chosen = written[list(form.classes)].astype(int)
+    assert (chosen.sum(axis=1) == 1).all()
+    by_id = dict(zip(ours[arranged.id_column].astype(str), labels, strict=True))
+    assert chosen.idxmax(axis=1).tolist() == [by_id[str(i)] for i in written["id"]]
+
+
+def test_a_board_that_ranks_against_the_metric_is_refused(tmp_path: Path) -> None:
+    """MLE-bench reads the direction off the board; an accuracy board listed lowest first would rank every
+    submission upside down, so the competition is refused saying so."""
+    prepared = spaceship(tmp_path / "mle", teams=40)
+    board = pd.read_csv(prepared.leaderboard)
+    board.iloc[::-1].to_csv(prepared.leaderboard, index=False)
+    platform = MlebenchPlatform(prepared.data, prepared.repo, tmp_path / "home")
+    with pytest.raises(PlatformError, match="ranks lower scores first, but accuracy is better higher"):
+        platform.ensure(SPACESHIP)
