@@ -5,6 +5,9 @@ placed on its Kaggle leaderboard by MLE-bench's rules, recomputed here from the 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +22,8 @@ from agent_k.platforms.mlebench.adapter import MlebenchPlatform
 from tests.conftest import run_cli
 from tests.support import mlebench
 from tests.support.mlebench_prepared import SPACESHIP, spaceship
+
+START = Path(__file__).resolve().parent.parent / "integrations" / "mlebench" / "start.sh"
 
 
 def mlebench_medal(score: float, board: pd.DataFrame) -> tuple[str | None, bool]:
@@ -46,17 +51,28 @@ def mlebench_medal(score: float, board: pd.DataFrame) -> tuple[str | None, bool]
 
 
 def test_an_mlebench_run_writes_the_samples_file_and_takes_its_place_on_the_kaggle_board(tmp_path: Path) -> None:
-    """The acceptance run: `agent-k run --data <data>/<id>/prepared/public --out FILE` on a competition prepared as
-    MLE-bench prepares it. The file is the sample's shape; its score, recomputed from the answers as its
-    `grade.py` does, is the mission's; its rank and medal are those MLE-bench's rules give on the leaderboard."""
+    """The acceptance run, through the agent definition's own `start.sh` (as MLE-bench's `run_agent.py` starts
+    it, with its folders and `TIME_LIMIT_SECS`) on a competition prepared as MLE-bench prepares it. The file is the
+    sample's shape; its score, recomputed from the answers as its `grade.py` does, is the mission's; its rank and
+    medal are those MLE-bench's rules give on the leaderboard."""
     prepared = spaceship(tmp_path / "mle", teams=300)
-    out = tmp_path / "submission" / "submission.csv"
-    env = {"AGENT_K_HOME": str(tmp_path / "home"), "AGENT_K_MLEBENCH_DATA": str(prepared.data),
-           "AGENT_K_MLEBENCH_REPO": str(prepared.repo)}  # fmt: skip
-    ran = run_cli("run", "--data", str(prepared.public), "--out", str(out), "--time-budget", "20", "--json", env=env)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "venv").symlink_to(Path(sys.executable).parent.parent)
+    folders = {name: tmp_path / name for name in ("submission", "logs", "code")}
+    for folder in folders.values():
+        folder.mkdir()
+    env = {
+        "AGENT_DIR": str(agent), "SUBMISSION_DIR": str(folders["submission"]), "LOGS_DIR": str(folders["logs"]),
+        "CODE_DIR": str(folders["code"]), "TIME_LIMIT_SECS": "140", "AGENT_K_DATA": str(prepared.public),
+        "AGENT_K_MLEBENCH_DATA": str(prepared.data), "AGENT_K_MLEBENCH_REPO": str(prepared.repo),
+    }  # fmt: skip
+    ran = subprocess.run(["bash", str(START)], env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr[-2000:]
-    result = json.loads(ran.stdout.strip().splitlines()[-1])
+    result = json.loads((folders["logs"] / "result.json").read_text().strip().splitlines()[-1])
     assert result["competition"] == SPACESHIP and result["status"] == "succeeded"
+    assert (folders["code"] / "solution.py").is_file() and (folders["logs"] / "report.html").is_file()
+    out = folders["submission"] / "submission.csv"
 
     sample = pd.read_csv(prepared.public / "sample_submission.csv", dtype=str)
     submitted = pd.read_csv(out, dtype=str)
