@@ -39,6 +39,9 @@ class Metric:
     """Defined for two classes only (a probability metric without `kernel_of_classes` is, too)."""
     columns_averaged: bool = False
     """The mean of the kernel over several 0/1 target columns (a multi-label task)."""
+    over_columns: str | None = None
+    """The metric this one is where a submission has several 0/1 columns to score: Kaggle's "AUC" over several
+    labels is the mean column-wise AUC (ranzcr-clip, jigsaw-toxic, mlsp-2013-birds)."""
     fitted_rule: bool = False
     """labels: labels come by a rule fitted on out-of-fold probabilities (`decision`), not by the argmax."""
     row_share: bool = False

@@ -15,12 +15,12 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     Metric(
         name="auc", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.binary,
         kernel=metric_kernels.auc, kernel_of_classes=metric_kernels.macro_auc, boosting_eval="auc",
-        kaggle=("area under", "auc"),
+        kaggle=("area under", "auc"), over_columns="mean_auc",
     ),
     Metric(
         name="logloss", perfect=0.0, maximize=False, scored_on="probabilities", usual_task=TaskType.multiclass,
         kernel=metric_kernels.binary_logloss, kernel_of_classes=metric_kernels.logloss,
-        kaggle=("log loss", "logloss", "logarithmic loss", "multiclass loss"),
+        kaggle=("log loss", "logloss", "logarithmic loss", "multiclass loss"), over_columns="mean_logloss",
     ),
     Metric(
         name="gini", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.binary,

@@ -270,6 +270,138 @@ def ranzcr_clip_tables(folder: Path, rng: np.random.Generator) -> Shape:
     return Shape("mean_auc", tuple(labels), n_test=len(test))
 
 
+def spooky_author_identification(folder: Path, rng: np.random.Generator) -> Shape:
+    """`id,text,author` (ids like `id26305`); the sample wants one probability column per author (EAP, HPL, MWS),
+    filled with Kaggle's arbitrary values."""
+    authors = ["EAP", "HPL", "MWS"]
+    words = {"EAP": "raven midnight dreary", "HPL": "eldritch cyclopean abyss", "MWS": "creature misery wretch"}
+    n = ROWS
+    author = rng.choice(authors, n)
+    frame = pd.DataFrame({
+        "id": [f"id{i:05d}" for i in rng.choice(30_000, n, replace=False)],
+        "text": [f"It was {words[a].split()[i % 3]} and the night {i}." for i, a in enumerate(author)],
+        "author": author,
+    })  # fmt: skip
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="author"), folder / "test.csv")
+    arbitrary = {"EAP": 0.403493538995863, "HPL": 0.287808366106543, "MWS": 0.308698094897594}
+    _csv(test[["id"]].assign(**arbitrary), folder / "sample_submission.csv")
+    return Shape("logloss", ("author",), n_test=len(test))
+
+
+def tabular_playground_series_dec_2021(folder: Path, rng: np.random.Generator) -> Shape:
+    """Forest cover types: `Id`, 54 numeric and 0/1 columns, `Cover_Type` 1..7 (some types rare); the sample
+    fills every row with 2."""
+    n = ROWS
+    elevation = rng.normal(2900, 250, n).round()
+    cover = np.digitize(elevation, [2600, 2750, 2900, 3050, 3200, 3350]) + 1
+    frame = pd.DataFrame({"Id": rng.choice(4_000_000, n, replace=False), "Elevation": elevation,
+                          "Aspect": rng.integers(0, 360, n), "Slope": rng.integers(0, 60, n)})  # fmt: skip
+    for k in range(1, 5):
+        frame[f"Wilderness_Area{k}"] = (rng.random(n) < 0.25).astype(int)
+    for k in range(1, 41):
+        frame[f"Soil_Type{k}"] = (rng.random(n) < 0.05).astype(int)
+    frame["Cover_Type"] = cover
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="Cover_Type"), folder / "test.csv")
+    _csv(pd.DataFrame({"Id": test["Id"].to_numpy(), "Cover_Type": 2}), folder / "sample_submission.csv")
+    return Shape("accuracy", ("Cover_Type",), n_test=len(test))
+
+
+def tabular_playground_series_may_2022(folder: Path, rng: np.random.Generator) -> Shape:
+    """`id` renumbered from 0 (train) then on (test), `f_00`..`f_30` with `f_27` a ten-letter string, a 0/1
+    `target`; the sample says 0.5 for every row."""
+    n = ROWS
+    frame = pd.DataFrame({"id": np.arange(n)})
+    for k in range(31):
+        if k == 27:
+            frame["f_27"] = ["".join(rng.choice(list("ABCDEFGHIJ"), 10)) for _ in range(n)]
+        elif 7 <= k <= 18:
+            frame[f"f_{k:02d}"] = rng.integers(0, 12, n)
+        else:
+            frame[f"f_{k:02d}"] = rng.normal(size=n)
+    frame["target"] = (frame["f_00"] + frame["f_27"].str.count("A") * 0.5 + rng.normal(0, 0.5, n) > 0.5).astype(int)
+    train, test = _split(frame, rng)
+    train = train.assign(id=np.arange(len(train)))
+    test = test.assign(id=np.arange(len(train), len(train) + len(test)))
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="target"), folder / "test.csv")
+    _csv(test[["id"]].assign(target=0.5), folder / "sample_submission.csv")
+    return Shape("auc", ("target",), n_test=len(test))
+
+
+TOXIC = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
+
+
+def jigsaw_toxic_comment_classification_challenge(folder: Path, rng: np.random.Generator) -> Shape:
+    """`id,comment_text` and six 0/1 labels in train.csv (hex ids); test.csv is Kaggle's own test; the sample
+    asks for the six columns at 0.5. MLE-bench grades it with "auc-roc": their mean column-wise AUC."""
+    n = ROWS
+    rude = rng.random(n) < 0.3
+    frame = pd.DataFrame({
+        "id": [rng.bytes(8).hex() for _ in range(n)],
+        "comment_text": [("you idiot, " if r else "thanks for the edit, ") + f"see talk page {i}"
+                         for i, r in enumerate(rude)],
+    })  # fmt: skip
+    for k, label in enumerate(TOXIC):
+        frame[label] = (rude & (rng.random(n) < 0.9 - 0.1 * k)).astype(int)
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test[["id", "comment_text"]], folder / "test.csv")
+    _csv(test[["id"]].assign(**dict.fromkeys(TOXIC, 0.5)), folder / "sample_submission.csv")
+    return Shape("mean_auc", tuple(TOXIC), n_test=len(test))
+
+
+def nomad2018_predict_transparent_conductors(folder: Path, rng: np.random.Generator) -> Shape:
+    """Two targets (`formation_energy_ev_natom`, `bandgap_energy_ev`), ids from 1 in train and again from 1 in
+    test, and each material's `geometry.xyz` in `train/<id>/` and `test/<id>/` (a format nobody reads)."""
+    n = ROWS
+    al = rng.random(n).round(4)
+    frame = pd.DataFrame({
+        "spacegroup": rng.choice([12, 33, 167, 194, 206, 227], n),
+        "number_of_total_atoms": rng.choice([10, 20, 40, 80], n),
+        "percent_atom_al": al, "percent_atom_ga": ((1 - al) * rng.random(n)).round(4),
+        "lattice_vector_1_ang": rng.normal(10, 2, n), "lattice_angle_alpha_degree": rng.normal(90, 3, n),
+        "formation_energy_ev_natom": (0.1 + 0.2 * al + rng.normal(0, 0.02, n)).clip(0),
+        "bandgap_energy_ev": (1.5 + 3 * al + rng.normal(0, 0.2, n)).clip(0),
+    })  # fmt: skip
+    frame["percent_atom_in"] = (1 - frame["percent_atom_al"] - frame["percent_atom_ga"]).round(4)
+    train, test = _split(frame, rng)
+    train.insert(0, "id", np.arange(1, len(train) + 1))
+    test.insert(0, "id", np.arange(1, len(test) + 1))
+    targets = ["formation_energy_ev_natom", "bandgap_energy_ev"]
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns=targets), folder / "test.csv")
+    _csv(test[["id"]].assign(formation_energy_ev_natom=0.1779, bandgap_energy_ev=1.8892),
+         folder / "sample_submission.csv")  # fmt: skip
+    for side, rows in (("train", train), ("test", test)):
+        for ident in rows["id"]:
+            geometry = folder / side / str(ident) / "geometry.xyz"
+            geometry.parent.mkdir(parents=True)
+            geometry.write_text("#=======\nlattice_vector 9.95 0.0 0.0\natom 1.0 2.0 3.0 Ga\n")
+    return Shape("rmsle", tuple(targets), n_test=len(test))
+
+
+def learning_agency_lab_automated_essay_scoring_2(folder: Path, rng: np.random.Generator) -> Shape:
+    """`essay_id,full_text,score` (scores 1..6, hex ids); the sample is `essay_id,score` at 3. Quadratic weighted
+    kappa."""
+    n = ROWS
+    score = rng.integers(1, 7, n)
+    frame = pd.DataFrame({
+        "essay_id": [rng.bytes(4).hex()[:7] for _ in range(n)],
+        "full_text": [" ".join(["because evidence shows"] * int(s) + [f"essay {i}"]) for i, s in enumerate(score)],
+        "score": score,
+    })  # fmt: skip
+    frame = frame.drop_duplicates("essay_id")
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="score"), folder / "test.csv")
+    _csv(test[["essay_id"]].assign(score=3), folder / "sample_submission.csv")
+    return Shape("qwk", ("score",), n_test=len(test))
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], Shape]] = {
     "spaceship-titanic": spaceship_titanic,
     "random-acts-of-pizza": random_acts_of_pizza,
@@ -281,4 +413,10 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], Shape]] = {
     "jigsaw-unintended-bias-in-toxicity-classification": jigsaw_unintended_bias,
     "champs-scalar-coupling": champs_scalar_coupling,
     "ranzcr-clip-catheter-line-classification": ranzcr_clip_tables,
+    "spooky-author-identification": spooky_author_identification,
+    "tabular-playground-series-dec-2021": tabular_playground_series_dec_2021,
+    "tabular-playground-series-may-2022": tabular_playground_series_may_2022,
+    "jigsaw-toxic-comment-classification-challenge": jigsaw_toxic_comment_classification_challenge,
+    "nomad2018-predict-transparent-conductors": nomad2018_predict_transparent_conductors,
+    "learning-agency-lab-automated-essay-scoring-2": learning_agency_lab_automated_essay_scoring_2,
 }

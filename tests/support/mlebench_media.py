@@ -6,6 +6,7 @@ learn it. Each maker returns what the arranged tables must hold."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -349,6 +350,42 @@ def the_icml_2013_whale_challenge_right_whale_redux(folder: Path, rng: np.random
     return MediaShape("auc", "audio", ("probability",), FILES - len(tests), len(tests), solution=solution)
 
 
+def aptos2019_blindness_detection(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """train.csv of `id_code,diagnosis` (grades 0..4, ids without the extension), PNGs in `train_images/` and
+    `test_images/`, test.csv of bare ids; the sample is the test rows with `diagnosis` 0. Quadratic weighted kappa."""
+    _, is_test = _split(FILES, rng)
+    grades = np.arange(FILES) % 5
+    ids = [rng.bytes(6).hex() for _ in range(FILES)]
+    for ident, grade, test in zip(ids, grades, is_test, strict=True):
+        picture(folder / ("test_images" if test else "train_images") / f"{ident}.png", int(grade) % 4, rng)
+    frame = pd.DataFrame({"id_code": ids, "diagnosis": grades})
+    frame[~is_test].to_csv(folder / "train.csv", index=False)
+    frame[is_test][["id_code"]].to_csv(folder / "test.csv", index=False)
+    frame[is_test].assign(diagnosis=0).to_csv(folder / "sample_submission.csv", index=False)
+    return MediaShape("qwk", "image", ("diagnosis",), int((~is_test).sum()), int(is_test.sum()))
+
+
+def cassava_leaf_disease_classification(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """train.csv of `image_id,label` (names with `.jpg`, labels 0..4), JPEGs in `train_images/` and `test_images/`,
+    the same images again as TFRecords in `train_tfrecords/` and `test_tfrecords/` (not read), and
+    `label_num_to_disease_map.json`; the sample is the test rows with label 4."""
+    _, is_test = _split(FILES, rng)
+    labels = np.arange(FILES) % 5
+    names = [f"{rng.integers(10**8, 10**9)}.jpg" for _ in range(FILES)]
+    for name, label, test in zip(names, labels, is_test, strict=True):
+        picture(folder / ("test_images" if test else "train_images") / name, int(label) % 4, rng)
+    frame = pd.DataFrame({"image_id": names, "label": labels})
+    frame[~is_test].to_csv(folder / "train.csv", index=False)
+    frame[is_test].assign(label=4).to_csv(folder / "sample_submission.csv", index=False)
+    for side in ("train", "test"):
+        (folder / f"{side}_tfrecords").mkdir()
+        (folder / f"{side}_tfrecords" / f"ld_{side}00-{FILES}.tfrec").write_bytes(rng.bytes(256))
+    diseases = ["Cassava Bacterial Blight (CBB)", "Cassava Brown Streak Disease (CBSD)", "Cassava Green Mottle (CGM)",
+                "Cassava Mosaic Disease (CMD)", "Healthy"]  # fmt: skip
+    (folder / "label_num_to_disease_map.json").write_text(json.dumps(dict(enumerate(map(str, diseases)))))
+    return MediaShape("accuracy", "image", ("label",), int((~is_test).sum()), int(is_test.sum()))
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "aerial-cactus-identification": aerial_cactus_identification,
     "histopathologic-cancer-detection": histopathologic_cancer_detection,
@@ -363,4 +400,6 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "whale-categorization-playground": whale_categorization_playground,
     "dogs-vs-cats-redux-kernels-edition": dogs_vs_cats_redux_kernels_edition,
     "the-icml-2013-whale-challenge-right-whale-redux": the_icml_2013_whale_challenge_right_whale_redux,
+    "aptos2019-blindness-detection": aptos2019_blindness_detection,
+    "cassava-leaf-disease-classification": cassava_leaf_disease_classification,
 }

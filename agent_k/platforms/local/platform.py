@@ -162,6 +162,9 @@ class LocalPlatform:
             raise CompetitionInputError(f"competition '{competition_id}' already exists")
         from agent_k.platforms.local.references import reference_entries
 
+        several = metric_named(metric).over_columns
+        if several is not None and len(tables.targets) > 1:  # AUC over several labels: their mean AUC
+            metric = several
         tables = tables.for_metric(metric)
 
         prepared = materialise.prepare(
