@@ -201,13 +201,13 @@ def test_a_board_that_ranks_against_the_metric_is_refused(tmp_path: Path) -> Non
         platform.ensure(SPACESHIP)
 
 
-def test_auc_over_several_label_columns_is_their_mean_column_wise_auc(home: Path, tmp_path: Path) -> None:
+def test_auc_over_several_label_columns_is_their_mean_column_wise_auc(tmp_path: Path) -> None:
     """ranzcr-clip and jigsaw-toxic are graded by "auc-roc" over several 0/1 columns, which is Kaggle's mean
     column-wise AUC: entered with `auc`, they are scored by `mean_auc`."""
     from agent_k.platforms.local import LocalPlatform
     from agent_k.platforms.local.user_files import from_folder
 
-    platform = LocalPlatform(home / "competitions")
+    platform = LocalPlatform(tmp_path / "competitions")
     for slug in ("ranzcr-clip-catheter-line-classification", "jigsaw-toxic-comment-classification-challenge"):
         shape = mlebench.MAKERS[slug](tmp_path / slug, np.random.default_rng(4))
         spec = platform.add(slug, from_folder(tmp_path / slug, slug, [], solution=None), metric="auc", references=False)
