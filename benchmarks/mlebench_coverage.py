@@ -21,7 +21,7 @@ import numpy as np
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from agent_k.competition.metric_names import metric_from_name
+from agent_k.competition.metric_names import metric_from_name, other_family
 from agent_k.platforms.local.platform import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
 from agent_k.platforms.targets import CompetitionInputError
@@ -39,14 +39,17 @@ def _split(checkout: Path, name: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _config(checkout: Path, competition: str) -> dict[str, object]:
-    path = Path("mlebench", "competitions", competition, "config.yaml")
+def _text(checkout: Path, competition: str, name: str) -> str:
+    """A file of the competition's folder in the checkout (read from git where it is a bare mirror)."""
+    path = Path("mlebench", "competitions", competition, name)
     if (checkout / path).is_file():
-        text = (checkout / path).read_text()
-    else:
-        text = subprocess.run(["git", "-C", str(checkout), "show", f"HEAD:{path}"], capture_output=True, text=True,
-                              check=False).stdout  # fmt: skip
-    return yaml.safe_load(text) or {}
+        return (checkout / path).read_text()
+    return subprocess.run(["git", "-C", str(checkout), "show", f"HEAD:{path}"], capture_output=True, text=True,
+                          check=False).stdout  # fmt: skip
+
+
+def _config(checkout: Path, competition: str) -> dict[str, object]:
+    return yaml.safe_load(_text(checkout, competition, "config.yaml")) or {}
 
 
 def _layout(competition: str, metric: str | None, scratch: Path) -> str:
@@ -77,6 +80,8 @@ def main() -> None:
         for competition in sorted(set(_split(args.checkout, "split75")) | lite):
             grader = str((_config(args.checkout, competition).get("grader") or {}).get("name") or "")  # type: ignore[union-attr]
             metric = metric_from_name(grader) if grader else None
+            if metric is not None and other_family(_text(args.checkout, competition, "description.md")):
+                metric = None  # a "mean average precision" over IoU
             layout = _layout(competition, metric, Path(scratch))
             rows.append({"competition": competition, "lite": competition in lite, "grader": grader, "metric": metric,
                          "layout": layout, "entered": layout == "entered" and metric is not None})  # fmt: skip

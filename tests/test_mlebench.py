@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score
 
-from agent_k.competition.metric_names import metric_from_name, metrics_in_description, top_k_from_name
+from agent_k.competition.metric_names import metric_from_name, metrics_in_description, other_family, top_k_from_name
 from agent_k.platforms.base import PlatformError
 from agent_k.platforms.layouts import arrange_folder
 from agent_k.platforms.mlebench.adapter import MlebenchPlatform
@@ -122,6 +122,10 @@ def test_a_grader_name_and_a_description_name_the_same_metric() -> None:
     assert metrics_in_description(herbarium) == ["f1_macro"], "the F1 beside macro F1 is the same one"
     assert metrics_in_description(champs) == [], "the log of an MAE is not an MAE"
     assert metrics_in_description(two) == ["accuracy", "auc"], "only the Evaluation section is read"
+    detection = ("## Evaluation\n\nThe challenge uses the standard PASCAL VOC 2010 mean Average Precision (mAP) at "
+                 "IoU > 0.5.\n")  # fmt: skip
+    assert metric_from_name("mean-average-precision") == "map_at_k" and other_family(detection) == "iou"
+    assert other_family(mlebench_description()) is None
 
 
 def mlebench_description() -> str:

@@ -31,6 +31,9 @@ _UNSCORABLE = (
     "custom",
 )
 """Names that contain one of ours but mean something else: per-row weights we do not have, other families."""
+_OTHER_FAMILIES = ("iou", "intersection over union", "dice", "jaccard", "bleu", "levenshtein", "word error")
+"""What scores boxes, masks or text: a description that grades by one of these means its metric's name (a "mean
+average precision") is not ours, whatever it is called."""
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _MAP_AT = re.compile(r"\bmap[\s_-]*(?:@|at)[\s_-]*(\d+)", re.IGNORECASE)
@@ -99,3 +102,9 @@ def metrics_in_description(markdown: str) -> list[str]:
         for name in dict.fromkeys(name for _, _, name in sorted(outer))
         if not any(o != name and all(any(w in longer for longer in said[o]) for w in said[name]) for o in said)
     ]
+
+
+def other_family(markdown: str) -> str | None:
+    """The family of metrics for boxes, masks or text that a description's Evaluation section grades by, if any."""
+    text = _normal(evaluation_section(markdown))
+    return next((w for w in _OTHER_FAMILIES if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", text)), None)

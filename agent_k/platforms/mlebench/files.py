@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from agent_k.competition.metric_names import metric_from_name, metrics_in_description, top_k_from_name
+from agent_k.competition.metric_names import metric_from_name, metrics_in_description, other_family, top_k_from_name
 from agent_k.platforms.base import CompetitionNotFound, PlatformError
 
 COMPETITIONS = Path("mlebench", "competitions")
@@ -43,6 +43,8 @@ class CompetitionFiles:
         same way (the description's Evaluation section decides where the config names no grader)."""
         if self.grader:
             metric = metric_from_name(self.grader)
+            if metric is not None and (family := other_family(self.description)) is not None:
+                raise PlatformError(f"'{self.id}' is graded by '{self.grader}' over {family}, not by {metric}")
             if metric is None:
                 raise PlatformError(
                     f"'{self.id}' is graded by '{self.grader}', which AGENT-K cannot compute the same way"
