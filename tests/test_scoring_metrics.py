@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 from sklearn import metrics as skm
 
 from agent_k.competition import Competition, TaskType, metric_scoring
@@ -73,6 +74,8 @@ def _regression(metric: str, reference: object, *, positive: bool = False) -> No
         ("mape", skm.mean_absolute_percentage_error, True),
         ("smape", _kaggle_smape, False),
         ("gini", _kaggle_gini, True),
+        ("pearson", lambda y, p: scipy_stats.pearsonr(y, p)[0], False),
+        ("spearman", lambda y, p: scipy_stats.spearmanr(y, p).correlation, False),
     ],
 )
 def test_value_metrics_match_their_references(metric: str, reference: object, positive: bool) -> None:
@@ -155,7 +158,7 @@ def test_map_at_k_matches_the_ml_metrics_reference() -> None:
 def test_every_metric_prefers_the_right_answer_in_its_own_direction(metric: str) -> None:
     """A perfect prediction beats a poor one under `better`, so the declared direction is right."""
     classes = [str(c) for c in range(3)]
-    if metric in ("rmse", "mae", "r2", "rmsle", "mape", "smape", "medae", "gini"):
+    if metric in ("rmse", "mae", "r2", "rmsle", "mape", "smape", "medae", "gini", "pearson", "spearman"):
         spec, y = _spec(metric, TaskType.regression), pd.Series(RNG.gamma(2.0, 5.0, N) + 1)
         good, poor = pd.DataFrame({"y": y}), pd.DataFrame({"y": y.sample(frac=1, random_state=1).to_numpy()})
     elif metric in ("mean_auc", "mean_logloss"):
@@ -208,3 +211,14 @@ def test_kappa_cut_points_and_class_weights_beat_the_argmax() -> None:
     assert kappa >= skm.cohen_kappa_score(y, flat.argmax(axis=1), weights="quadratic")
     rule = fit_rule("balanced_accuracy", y % 3, np.c_[flat[:, :2].sum(1), flat[:, 2:4].sum(1), flat[:, 4:].sum(1)])
     assert rule["kind"] == "weights" and len(rule["values"]) == 3
+
+
+def test_spearman_ranks_ties_as_scipy_does_and_a_constant_column_explains_nothing() -> None:
+    """google-quest's targets are raters' fractions, so most values tie; a column predicted as one constant has no
+    correlation (0, where scipy says NaN)."""
+    y = RNG.integers(0, 4, N) / 3
+    p = (y + RNG.normal(0, 0.3, N)).round(1)
+    spec = _spec("spearman", TaskType.regression)
+    ours = metric_scoring.score(spec, pd.Series(y), pd.DataFrame({"y": p}))
+    assert ours == pytest.approx(scipy_stats.spearmanr(y, p).correlation, rel=1e-12)
+    assert metric_scoring.score(spec, pd.Series(y), pd.DataFrame({"y": np.full(N, 0.5)})) == 0.0

@@ -36,6 +36,26 @@ def medae(y: Array, p: Array) -> float:
     return float(np.median(np.abs(_floats(y) - _floats(p))))
 
 
+def pearson(y: Array, p: Array) -> float:
+    """Pearson's correlation; 0 where either side is constant (it is undefined there, and nothing is explained)."""
+    actual, predicted = _floats(y), _floats(p)
+    if len(actual) < 2 or actual.std() == 0 or predicted.std() == 0:
+        return 0.0
+    return float(np.corrcoef(actual, predicted)[0, 1])
+
+
+def _average_ranks(values: Floats) -> Floats:
+    """Ranks from 1, ties sharing their mean rank (as scipy's `rankdata` and Spearman's coefficient have them)."""
+    _, where, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return (ends - (counts - 1) / 2.0)[where.reshape(-1)]
+
+
+def spearman(y: Array, p: Array) -> float:
+    """Spearman's rank correlation: Pearson's on the average ranks."""
+    return pearson(_average_ranks(_floats(y)), _average_ranks(_floats(p)))
+
+
 def r2(y: Array, p: Array) -> float:
     actual, predicted = _floats(y), _floats(p)
     total = np.sum((actual - actual.mean()) ** 2)

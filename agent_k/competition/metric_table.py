@@ -58,6 +58,16 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         kernel=metric_kernels.r2,
         kaggle=("coefficient of determination", "r2", "r^2"),
     ),
+    Metric(
+        name="pearson", perfect=1.0, maximize=True, scored_on="values", usual_task=TaskType.regression,
+        kernel=metric_kernels.pearson,
+        kaggle=("pearson correlation", "pearson"),
+    ),
+    Metric(
+        name="spearman", perfect=1.0, maximize=True, scored_on="values", usual_task=TaskType.regression,
+        kernel=metric_kernels.spearman,
+        kaggle=("spearman", "spearman's rank correlation"),
+    ),
     _labels(name="accuracy", kernel=metric_kernels.accuracy, row_share=True,
             kaggle=("accuracy", "categorization accuracy")),
     _labels(name="f1_micro", kernel=metric_kernels.f1_micro, row_share=True,

@@ -402,6 +402,57 @@ def learning_agency_lab_automated_essay_scoring_2(folder: Path, rng: np.random.G
     return Shape("qwk", ("score",), n_test=len(test))
 
 
+def us_patent_phrase_to_phrase_matching(folder: Path, rng: np.random.Generator) -> Shape:
+    """`id,anchor,target,context,score`: two phrases, a CPC context code and their similarity in quarters; the
+    sample is `id,score` at 0. Pearson's correlation."""
+    n = ROWS
+    anchors = ["abatement", "acid absorption", "adjustable cup", "wire guide", "optical sensor"]
+    anchor = rng.choice(anchors, n)
+    same = rng.integers(0, 5, n)
+    frame = pd.DataFrame({
+        "id": [rng.bytes(8).hex() for _ in range(n)], "anchor": anchor,
+        "target": [f"{a}{' variant' * (4 - s)} {i}" for i, (a, s) in enumerate(zip(anchor, same, strict=True))],
+        "context": rng.choice(["A47", "B01", "F16", "G01", "H04"], n), "score": same / 4,
+    })  # fmt: skip
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns="score"), folder / "test.csv")
+    _csv(test[["id"]].assign(score=0), folder / "sample_submission.csv")
+    return Shape("pearson", ("score",), n_test=len(test))
+
+
+QUEST = [f"question_{name}" for name in ("asker_intent_understanding", "body_critical", "conversational",
+                                         "fact_seeking", "type_spelling", "well_written")]  # fmt: skip
+QUEST += [f"answer_{name}" for name in ("helpful", "plausible", "relevance", "well_written")]
+
+
+def google_quest_challenge(folder: Path, rng: np.random.Generator) -> Shape:
+    """`qa_id`, question and answer texts with their users and hosts, and raters' fractions as targets (30 in the
+    real one; ten here, `question_type_spelling` almost always 0); the sample fills each target column with a
+    rising 0..1 so that Spearman's coefficient is defined. Mean column-wise Spearman."""
+    n = ROWS
+    quality = rng.random(n)
+    frame = pd.DataFrame({
+        "qa_id": rng.choice(10_000, n, replace=False),
+        "question_title": [f"How do I {'configure' if q > 0.5 else 'fix'} thing {i}?" for i, q in enumerate(quality)],
+        "question_body": [("A clear detailed question " if q > 0.5 else "help ") * 3 for q in quality],
+        "question_user_name": [f"user{i % 40}" for i in range(n)],
+        "answer": [("Step one, step two, then verify. " if q > 0.4 else "no idea ") * 2 for q in quality],
+        "category": rng.choice(["TECHNOLOGY", "STACKOVERFLOW", "CULTURE", "SCIENCE", "LIFE_ARTS"], n),
+        "host": rng.choice(["superuser.com", "stackoverflow.com", "english.stackexchange.com"], n),
+    })  # fmt: skip
+    for k, column in enumerate(QUEST):
+        raw = quality * (0.5 + 0.05 * k) + rng.normal(0, 0.1, n)
+        frame[column] = (np.clip(raw, 0, 1) * 3).round() / 3
+    frame["question_type_spelling"] = (rng.random(n) < 0.03).astype(float) / 3
+    train, test = _split(frame, rng)
+    _csv(train, folder / "train.csv")
+    _csv(test.drop(columns=QUEST), folder / "test.csv")
+    rising = np.linspace(0, 1, len(test))
+    _csv(test[["qa_id"]].assign(**{c: rising for c in QUEST}), folder / "sample_submission.csv")
+    return Shape("spearman", tuple(QUEST), n_test=len(test))
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], Shape]] = {
     "spaceship-titanic": spaceship_titanic,
     "random-acts-of-pizza": random_acts_of_pizza,
@@ -419,4 +470,6 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], Shape]] = {
     "jigsaw-toxic-comment-classification-challenge": jigsaw_toxic_comment_classification_challenge,
     "nomad2018-predict-transparent-conductors": nomad2018_predict_transparent_conductors,
     "learning-agency-lab-automated-essay-scoring-2": learning_agency_lab_automated_essay_scoring_2,
+    "us-patent-phrase-to-phrase-matching": us_patent_phrase_to_phrase_matching,
+    "google-quest-challenge": google_quest_challenge,
 }
