@@ -216,3 +216,17 @@ def test_auc_over_several_label_columns_is_their_mean_column_wise_auc(tmp_path: 
         shape = mlebench.MAKERS[slug](tmp_path / slug, np.random.default_rng(4))
         spec = platform.add(slug, from_folder(tmp_path / slug, slug, [], solution=None), metric="auc", references=False)
         assert spec.metric == "mean_auc" and spec.target_columns == list(shape.targets)
+
+
+def test_listing_reads_each_config_and_enters_nothing(tmp_path: Path) -> None:
+    """`competitions list --platform mlebench` names what can be entered from the configs alone; a competition is
+    entered (its files arranged) only when a mission asks for it."""
+    import asyncio
+
+    prepared = spaceship(tmp_path / "mle", teams=40)
+    platform = MlebenchPlatform(prepared.data, prepared.repo, tmp_path / "home")
+    listed = asyncio.run(platform.list_competitions())
+    assert [(c.id, c.metric, c.title) for c in listed] == [(SPACESHIP, "accuracy", "Spaceship Titanic")]
+    assert not (tmp_path / "home" / "competitions" / SPACESHIP).exists()
+    entered = platform.ensure(SPACESHIP)
+    assert asyncio.run(platform.list_competitions()) == [entered]

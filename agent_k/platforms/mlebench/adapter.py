@@ -83,12 +83,24 @@ class MlebenchPlatform:
         return self.team
 
     async def list_competitions(self, criteria: Criteria | None = None) -> list[Competition]:
+        """The prepared competitions whose grader is a metric of ours: an entered one as it was entered, another
+        from its config alone (its task a hint, as a Kaggle listing's), without reading its files."""
+        return await run_blocking(self._listed)
+
+    def _listed(self) -> list[Competition]:
         listed = []
         for competition_id in known_ids(self.data):
+            if competition_id in self.local.known_ids():
+                listed.append(self.local.catalog_entry(competition_id))
+                continue
             try:
-                listed.append(await self.get_competition(competition_id))
+                files = self.files(competition_id)
+                metric, _ = files.metric()
             except PlatformError:
                 continue  # a competition AGENT-K cannot enter is not offered
+            usual = metric_named(metric).usual_task
+            listed.append(Competition(id=competition_id, title=files.title, task=usual, metric=metric, target="",
+                                      source="mlebench"))  # fmt: skip
         return listed
 
     async def get_competition(self, competition_id: str) -> Competition:
