@@ -146,12 +146,17 @@ def test_a_folder_whose_metric_is_unclear_is_refused_in_one_line(tmp_path: Path)
     said = {case: run_cli(*args, env=home) for case, args in refusals.items()}
     (folder / "description.md").write_text("## Evaluation\n\nScored by log loss; we also show accuracy.\n")
     said["two metrics"] = run_cli("run", "--data", str(folder), env=home)
+    # the budget bounds the whole run: entering the folder spends some of the 1 s (the least a budget may be)
+    said["no time left"] = run_cli("run", "--data", str(folder), "--metric", "accuracy", "--time-budget", "1", env=home)
     for case, result in said.items():
         assert result.returncode == 2, (case, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr, (case, result.stderr)
     assert "name it with --metric" in said["no description"].stderr
     assert "names logloss, accuracy" in said["two metrics"].stderr
-    assert not (tmp_path / "a.csv").exists() and not list((tmp_path / "home").glob("competitions/*/public"))
+    assert (
+        "entering the folder took" in said["no time left"].stderr and "of the 1 s budget" in said["no time left"].stderr
+    )
+    assert not (tmp_path / "a.csv").exists()
 
 
 def test_a_sample_without_an_id_gets_its_key_columns_back(tmp_path: Path) -> None:

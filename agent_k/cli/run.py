@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -174,7 +175,7 @@ def run(
     from agent_k.platforms.targets import CompetitionInputError
 
     settings = load_settings()
-    entered = None
+    entered, started = None, time.monotonic()
     try:
         if data is not None:
             if competition is not None or platform is not None:
@@ -203,6 +204,8 @@ def run(
             mission_id=mission_id,
         )
         spec = asyncio.run(launch_spec(request, settings))
+        if entered is not None:  # the budget bounds the whole run, entering the folder included
+            spec = spec.model_copy(update={"time_budget": _left(spec.time_budget, time.monotonic() - started)})
     except LaunchError as exc:
         fail_input(str(exc))
     drive(
@@ -214,6 +217,15 @@ def run(
         competition=spec.criteria.competition,
         deliver=None if out is None else partial(_deliver, entered, out),
     )
+
+
+def _left(budget: float, spent: float) -> float:
+    from agent_k.config import MIN_TIME_BUDGET_S
+    from agent_k.mission.launch import LaunchError
+
+    if budget - spent < MIN_TIME_BUDGET_S:
+        raise LaunchError(f"entering the folder took {spent:.0f} s of the {budget:g} s budget")
+    return budget - spent
 
 
 def _deliver(entered: FolderCompetition | None, out: Path, result: MissionResult) -> str:
