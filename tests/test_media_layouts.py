@@ -127,3 +127,25 @@ def test_without_the_extra_a_media_competition_is_refused_naming_the_pip_command
     assert added.returncode == 2 and INSTALL in added.stderr and "\n" not in added.stderr.strip()
     tables = run_cli("competitions", "show", "breast-cancer", env=hidden)  # made here: its references too
     assert tables.returncode == 0, "a competition of tables needs none of the extra"
+
+
+def test_nested_class_folders_keep_their_whole_path(tmp_path: Path) -> None:
+    """herbarium's images lie in `train/images/<category // 100>/<category % 100>/`: the leaf folder's name alone
+    would merge `000/05` with `001/05`. Each class is its folder's path below the folder all of them share."""
+    from agent_k.platforms.layouts import arrange_folder
+    from tests.support.mlebench_media import picture
+
+    rng = np.random.default_rng(7)
+    classes = ["000/05", "001/05", "000/17", "001/17"]
+    for i in range(40):
+        label = i % len(classes)
+        side = Path("test", "images") if i % 5 == 4 else Path("train", "images", classes[label])
+        picture(tmp_path / "nested" / side / f"{i:05d}.jpg", label, rng)
+    tests = sorted(p.name for p in (tmp_path / "nested" / "test" / "images").iterdir())
+    pd.DataFrame({"Id": tests, "Predicted": "000/05"}).to_csv(tmp_path / "nested" / "sample_submission.csv",
+                                                               index=False)  # fmt: skip
+    arranged = arrange_folder(tmp_path / "nested", "nested")
+    assert arranged.targets == ["Predicted"]
+    assert sorted(arranged.train["Predicted"].unique()) == sorted(classes)
+    assert all(p.split("/")[-2] in ("05", "17") for p in arranged.train["path"])
+    assert any("4 classes" in note for note in arranged.notes), arranged.notes

@@ -7,6 +7,7 @@ The arranged tables name each row's file in a `path` column, relative to the com
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -174,7 +175,7 @@ def _class_folders(
     label = predicted[0] if len(predicted) == 1 else "label"
     names = [PurePosixPath(f.relative).name for f in files]  # as the sample names test files: with the extension
     ids = names if len(set(names)) == len(names) else [f.relative for f in files]
-    labels = [PurePosixPath(f.relative).parent.name for f in files]
+    labels = _folder_classes([PurePosixPath(f.relative).parent for f in files])
     if len(set(labels)) >= 2:
         notes.append(f"the training {kind} files lie in one folder per class ({len(set(labels))} classes: '{label}')")
     elif (named := labels_in_names(names)) is not None:
@@ -185,6 +186,13 @@ def _class_folders(
         raise LayoutError(f"'{slug}': no table names its training {kind} files, they do not lie in one folder per "
                           "class, and their names carry no class")  # fmt: skip
     return pd.DataFrame({id_column: ids, PATH_COLUMN: [f.relative for f in files], label: labels})
+
+
+def _folder_classes(folders: list[PurePosixPath]) -> list[str]:
+    """Each file's class folder: its folder's path below the folder all of them share, so that nested class folders
+    keep their whole path (`000/05` and `001/05` are two classes, as herbarium's `<id // 100>/<id % 100>` are)."""
+    shared = len(PurePosixPath(os.path.commonpath([str(f) for f in folders])).parts) if folders else 0
+    return ["/".join(folder.parts[shared:]) for folder in folders]
 
 
 def labels_in_names(names: list[str]) -> tuple[list[str], str] | None:
