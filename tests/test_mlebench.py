@@ -64,7 +64,7 @@ def test_an_mlebench_run_writes_the_samples_file_and_takes_its_place_on_the_kagg
         folder.mkdir()
     env = {
         "AGENT_DIR": str(agent), "SUBMISSION_DIR": str(folders["submission"]), "LOGS_DIR": str(folders["logs"]),
-        "CODE_DIR": str(folders["code"]), "TIME_LIMIT_SECS": "140", "AGENT_K_DATA": str(prepared.public),
+        "CODE_DIR": str(folders["code"]), "TIME_LIMIT_SECS": "135", "AGENT_K_DATA": str(prepared.public),
         "AGENT_K_MLEBENCH_DATA": str(prepared.data), "AGENT_K_MLEBENCH_REPO": str(prepared.repo),
     }  # fmt: skip
     ran = subprocess.run(["bash", str(START)], env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
@@ -84,8 +84,8 @@ def test_an_mlebench_run_writes_the_samples_file_and_takes_its_place_on_the_kagg
     answers = pd.read_csv(prepared.answers).sort_values("PassengerId")
     graded = pd.read_csv(out).sort_values("PassengerId")
     assert (graded["PassengerId"].to_numpy() == answers["PassengerId"].to_numpy()).all()
-    score = accuracy_score(answers["Transported"], graded["Transported"])
-    assert result["private_score"] == pytest.approx(score) and result["public_score"] is None
+    score = round(accuracy_score(answers["Transported"], graded["Transported"]), 5)  # as its Grader rounds it
+    assert result["private_score"] == score and result["public_score"] is None
 
     board = pd.read_csv(prepared.leaderboard)
     medal, _ = mlebench_medal(score, board)

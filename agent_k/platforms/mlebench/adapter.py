@@ -112,13 +112,13 @@ class MlebenchPlatform:
 
     async def submit(self, competition_id: str, file: Path, message: str, idempotency_key: str) -> Submission:
         await self.get_competition(competition_id)
-        return await self.local.submit(competition_id, file, message, idempotency_key)
+        return _graded(await self.local.submit(competition_id, file, message, idempotency_key))
 
     async def get_submission(self, competition_id: str, submission_id: str) -> Submission:
-        return await self.local.get_submission(competition_id, submission_id)
+        return _graded(await self.local.get_submission(competition_id, submission_id))
 
     async def list_submissions(self, competition_id: str) -> list[Submission]:
-        return await self.local.list_submissions(competition_id)
+        return [_graded(s) for s in await self.local.list_submissions(competition_id)]
 
     async def leaderboard(self, competition_id: str) -> list[LeaderboardEntry]:
         """The competition's Kaggle teams by their private scores, and ours by its best graded submission."""
@@ -146,3 +146,14 @@ class MlebenchPlatform:
                 )
             )
         return entries
+
+
+GRADE_DECIMALS = 5
+"""MLE-bench's `Grader.__call__` rounds a score to 5 decimals before it is ranked."""
+
+
+def _graded(submission: Submission) -> Submission:
+    """The submission with its score as MLE-bench's grader reports it."""
+    if submission.private_score is None:
+        return submission
+    return submission.model_copy(update={"private_score": round(submission.private_score, GRADE_DECIMALS)})
