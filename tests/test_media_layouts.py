@@ -149,3 +149,21 @@ def test_nested_class_folders_keep_their_whole_path(tmp_path: Path) -> None:
     assert sorted(arranged.train["Predicted"].unique()) == sorted(classes)
     assert all(p.split("/")[-2] in ("05", "17") for p in arranged.train["path"])
     assert any("4 classes" in note for note in arranged.notes), arranged.notes
+
+
+def test_a_target_given_as_sets_of_labels_becomes_a_column_per_label(tmp_path: Path) -> None:
+    """freesound-audio-tagging-2019: `labels` holds a comma-separated set of tags, the sample a score per tag, and
+    two training tables (curated and noisy) name the clips: both are read, and each row's set becomes its 0/1
+    tag columns."""
+    from tests.support.mlebench_media import TAGS
+
+    slug = "freesound-audio-tagging-2019"
+    MAKERS[slug](tmp_path / slug, np.random.default_rng(4))
+    tables = from_folder(tmp_path / slug, slug, [], solution=None, scratch=tmp_path / "scratch")
+    assert tables.targets == TAGS and "labels" not in tables.train.columns
+    listed = pd.concat([pd.read_csv(tmp_path / slug / f"{side}.csv") for side in ("train_curated", "train_noisy")])
+    by_name = dict(zip(listed["fname"], listed["labels"].str.split(","), strict=True))
+    for _, row in tables.train.iterrows():
+        assert {tag for tag in TAGS if row[tag] == 1} == set(by_name[row["fname"]])
+    assert len(tables.train) == len(listed), "the noisy table's rows are added to the curated table's"
+    assert any("sets of labels in 'labels'" in note for note in tables.notes), tables.notes

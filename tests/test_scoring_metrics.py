@@ -161,7 +161,7 @@ def test_every_metric_prefers_the_right_answer_in_its_own_direction(metric: str)
     if metric in ("rmse", "mae", "r2", "rmsle", "mape", "smape", "medae", "gini", "pearson", "spearman"):
         spec, y = _spec(metric, TaskType.regression), pd.Series(RNG.gamma(2.0, 5.0, N) + 1)
         good, poor = pd.DataFrame({"y": y}), pd.DataFrame({"y": y.sample(frac=1, random_state=1).to_numpy()})
-    elif metric in ("mean_auc", "mean_logloss"):
+    elif metric in ("mean_auc", "mean_logloss", "lwlrap"):
         targets = ["a", "b"]
         spec = _spec(metric, TaskType.multilabel, targets=targets, target="a")
         y = pd.DataFrame({t: RNG.integers(0, 2, N) for t in targets})
@@ -222,3 +222,18 @@ def test_spearman_ranks_ties_as_scipy_does_and_a_constant_column_explains_nothin
     ours = metric_scoring.score(spec, pd.Series(y), pd.DataFrame({"y": p}))
     assert ours == pytest.approx(scipy_stats.spearmanr(y, p).correlation, rel=1e-12)
     assert metric_scoring.score(spec, pd.Series(y), pd.DataFrame({"y": np.full(N, 0.5)})) == 0.0
+
+
+def test_lwlrap_is_label_ranking_average_precision_weighted_by_labels() -> None:
+    """freesound-audio-tagging's metric, as the code given to its participants computes it (scikit-learn's LRAP,
+    each row weighted by its number of labels, rows without one left out); ties count against a label."""
+    tags = [f"t{k}" for k in range(8)]
+    truth = pd.DataFrame((RNG.random((N, len(tags))) < 0.2).astype(int), columns=tags)
+    scores = pd.DataFrame((truth * 0.3 + RNG.random((N, len(tags)))).round(1), columns=tags)
+    spec = _spec("lwlrap", TaskType.multilabel, targets=tags, target=tags[0])
+    labelled = truth.sum(axis=1).to_numpy()
+    rows = labelled > 0
+    expected = skm.label_ranking_average_precision_score(
+        truth.to_numpy()[rows] > 0, scores.to_numpy()[rows], sample_weight=labelled[rows]
+    )
+    assert metric_scoring.score(spec, truth, scores) == pytest.approx(expected, rel=1e-12)

@@ -39,6 +39,9 @@ class Metric:
     """Defined for two classes only (a probability metric without `kernel_of_classes` is, too)."""
     columns_averaged: bool = False
     """The mean of the kernel over several 0/1 target columns (a multi-label task)."""
+    pooled: bool = False
+    """Scores several 0/1 target columns at once, its kernel reading the whole matrix (lwlrap ranks a row's labels
+    against each other), not column by column."""
     over_columns: str | None = None
     """The metric this one is where a submission has several 0/1 columns to score: Kaggle's "AUC" over several
     labels is the mean column-wise AUC (ranzcr-clip, jigsaw-toxic, mlsp-2013-birds)."""
@@ -78,8 +81,13 @@ class Metric:
     @property
     def only_two_classes(self) -> bool:
         """A classification target must have exactly two classes."""
-        several = self.scored_on != "probabilities" or self.kernel_of_classes is not None or self.columns_averaged
+        several = self.scored_on != "probabilities" or self.kernel_of_classes is not None or self.multilabel
         return self.two_classes or not several
+
+    @property
+    def multilabel(self) -> bool:
+        """Scores several 0/1 target columns (a multi-label task), column by column or all at once."""
+        return self.columns_averaged or self.pooled
 
     def better(self, a: float, b: float) -> bool:
         """True when score `a` beats score `b`."""

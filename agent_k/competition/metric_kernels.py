@@ -211,6 +211,23 @@ def map_at_k(actual: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
     return float(np.mean([average_precision_at_k(set(a), p, k) for a, p in zip(actual, predicted, strict=True)]))
 
 
+def lwlrap(truth: Array, scores: Array) -> float:
+    """Label-weighted label-ranking average precision (freesound-audio-tagging): for every true label of every row,
+    the share of true labels among the labels scored at least as high as it, averaged over all true labels (each
+    row weighs as many labels as it has; a row without one weighs nothing). Ties count against it, as scikit-learn's
+    `label_ranking_average_precision_score` counts them."""
+    actual, predicted = np.asarray(truth, dtype=float) > 0, np.asarray(scores, dtype=float)
+    precisions = []
+    for row_truth, row_scores in zip(actual, predicted, strict=True):
+        true_scores = row_scores[row_truth]
+        if true_scores.size == 0:
+            continue
+        at_least = (row_scores[None, :] >= true_scores[:, None]).sum(axis=1)
+        true_at_least = (true_scores[None, :] >= true_scores[:, None]).sum(axis=1)
+        precisions.append(true_at_least / at_least)
+    return float(np.concatenate(precisions).mean()) if precisions else 0.0
+
+
 LABEL_KERNELS: dict[str, Callable[[Array, Array, int], float]] = {
     "accuracy": accuracy,
     "balanced_accuracy": balanced_accuracy,

@@ -52,6 +52,8 @@ def score(competition: Competition, y_true: pd.Series | pd.DataFrame, prediction
     if task.has_several_targets:
         columns = competition.target_columns
         truth = y_true.to_frame() if isinstance(y_true, pd.Series) else y_true
+        if metric.pooled:
+            return metric.kernel(truth[columns].to_numpy(dtype=float), predictions[columns].to_numpy(dtype=float))
         per_column = [metric.kernel(truth[c].to_numpy(dtype=float), _floats(predictions[c])) for c in columns]
         return float(np.mean(per_column))
     if task is TaskType.regression:

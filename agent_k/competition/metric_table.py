@@ -34,6 +34,11 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
                 "column-wise roc auc"),
     ),
     Metric(
+        name="lwlrap", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
+        kernel=metric_kernels.lwlrap, pooled=True,
+        kaggle=("label weighted label ranking average precision", "lwlrap", "label ranking average precision"),
+    ),
+    Metric(
         name="mean_logloss", perfect=0.0, maximize=False, scored_on="probabilities", usual_task=TaskType.multilabel,
         kernel=metric_kernels.binary_logloss, columns_averaged=True,
         kaggle=("mean columnwise log loss", "mean column-wise log loss"),

@@ -29,7 +29,7 @@ def infer_task(train: pd.DataFrame, targets: list[str], metric: str) -> tuple[Ta
     if len(targets) > 1:
         return _several(train, targets, metric), None
     target, declared = train[targets[0]], metric_named(metric)
-    if declared.columns_averaged:
+    if declared.multilabel:
         raise CompetitionInputError(f"metric {metric} averages several 0/1 target columns; give them with --targets")
     if declared.regression:
         if not pd.api.types.is_numeric_dtype(target):
@@ -57,7 +57,7 @@ def _several(train: pd.DataFrame, targets: list[str], metric: str) -> TaskType:
     if numeric != targets:
         raise CompetitionInputError(f"several targets must be numbers; not: {[t for t in targets if t not in numeric]}")
     declared = metric_named(metric)
-    if declared.columns_averaged:
+    if declared.multilabel:
         odd = [t for t in targets if not train[t].dropna().isin([0, 1]).all()]
         if odd:
             raise CompetitionInputError(f"metric {metric} needs 0/1 targets; not: {odd}")

@@ -386,6 +386,46 @@ def cassava_leaf_disease_classification(folder: Path, rng: np.random.Generator) 
     return MediaShape("accuracy", "image", ("label",), int((~is_test).sum()), int(is_test.sum()))
 
 
+TAGS = ["Accelerating_and_revving_and_vroom", "Accordion", "Bark", "Bass_drum", "Buzz", "Church_bell"]
+
+
+def chord(path: Path, labels: list[int], rng: np.random.Generator) -> None:
+    """Half a second of each label's pitch together, in noise (a clip with several tags)."""
+    import soundfile
+
+    t = np.arange(SAMPLE_RATE // 2) / SAMPLE_RATE
+    clip = sum(0.3 * np.sin(2 * np.pi * (180 * 1.5**label) * t) for label in labels) + rng.normal(0, 0.05, t.size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    soundfile.write(path, np.asarray(clip, dtype=np.float32), SAMPLE_RATE)
+
+
+def freesound_audio_tagging_2019(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """`train_curated.csv` and `train_noisy.csv` of `fname,labels`, the labels a comma-separated set of tags; the
+    clips only in `train_curated.zip`, `train_noisy.zip` and `test.zip`; the sample wants a score per tag (80 in
+    the real one, six here). Graded by lwlrap."""
+    scratch = folder / ".clips"
+    rows = {"train_curated": [], "train_noisy": []}
+    test_names = []
+    for i in range(FILES):
+        labels = sorted(set(rng.choice(len(TAGS), 1 + int(rng.random() < 0.4), replace=False).tolist()))
+        side = "test" if i % 5 == 4 else ("train_noisy" if i % 5 == 3 else "train_curated")
+        name = f"{rng.bytes(4).hex()}.wav"
+        chord(scratch / side / name, labels, rng)
+        if side == "test":
+            test_names.append(name)
+        else:
+            rows[side].append({"fname": name, "labels": ",".join(TAGS[k] for k in labels)})
+    for side in ("train_curated", "train_noisy", "test"):
+        shutil.make_archive(str(folder / side), "zip", scratch / side)
+    shutil.rmtree(scratch)
+    for side, listed in rows.items():
+        pd.DataFrame(listed).to_csv(folder / f"{side}.csv", index=False)
+    pd.DataFrame({"fname": sorted(test_names), **dict.fromkeys(TAGS, 0)}).to_csv(folder / "sample_submission.csv",
+                                                                              index=False)  # fmt: skip
+    n_train = len(rows["train_curated"]) + len(rows["train_noisy"])
+    return MediaShape("lwlrap", "audio", tuple(TAGS), n_train, len(test_names))
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "aerial-cactus-identification": aerial_cactus_identification,
     "histopathologic-cancer-detection": histopathologic_cancer_detection,
@@ -402,4 +442,5 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "the-icml-2013-whale-challenge-right-whale-redux": the_icml_2013_whale_challenge_right_whale_redux,
     "aptos2019-blindness-detection": aptos2019_blindness_detection,
     "cassava-leaf-disease-classification": cassava_leaf_disease_classification,
+    "freesound-audio-tagging-2019": freesound_audio_tagging_2019,
 }

@@ -146,17 +146,22 @@ def _training_rows(
     slug: str, index: FileIndex, kind: str, tables: dict[str, list[Path]], id_column: str, predicted: list[str],
     notes: list[str],
 ) -> pd.DataFrame:  # fmt: skip
-    best: tuple[pd.DataFrame, str, Path] | None = None
+    naming: list[tuple[pd.DataFrame, str, Path]] = []
     for path in (*tables.get("train", []), *tables.get("labels", [])):
         frame = read_records(path)
-        column = _file_column(frame, index, "train", id_column)
-        if column is not None and (best is None or frame.shape[1] > best[0].shape[1]):
-            best = (frame, column, path)
-    if best is None:
+        if (column := _file_column(frame, index, "train", id_column)) is not None:
+            naming.append((frame, column, path))
+    if not naming:
         return _class_folders(slug, index, kind, id_column, predicted, notes)
-    frame, column, path = best
-    frame, missing = _with_paths(frame, column, index, "train")
+    frame, column, path = max(naming, key=lambda found: found[0].shape[1])  # the first of the widest
     notes.append(f"{path.name} names the training {kind} files in '{column}'")
+    alike = [(f, p) for f, c, p in naming if p != path and c == column and list(f.columns) == list(frame.columns)]
+    for other, other_path in alike:  # train_curated.csv and train_noisy.csv: more rows of the same table
+        notes.append(f"{other_path.name} names more training {kind} files in the same columns: its "
+                     f"{len(other):,} rows are added")  # fmt: skip
+    if alike:  # a file both name keeps the first table's row
+        frame = pd.concat([frame, *(f for f, _ in alike)], ignore_index=True).drop_duplicates(column, ignore_index=True)
+    frame, missing = _with_paths(frame, column, index, "train")
     if missing:
         frame = frame[frame[PATH_COLUMN].notna()].reset_index(drop=True)
         notes.append(f"{missing:,} training rows name no file: left out")

@@ -57,7 +57,40 @@ def resolve_targets(
         return train, predicted, None
     if found := _class_column(train, only, predicted):
         return train, [found], predicted
+    if sets := _label_sets(train, only, predicted):
+        column, separator = sets
+        labels = _split_sets(train[column], separator)
+        train = train.drop(columns=column).assign(**{c: labels.map(lambda row, c=c: int(c in row)) for c in predicted})
+        notes.append(f"the target, given as sets of labels in '{column}' (separated by '{separator}'), is read as "
+                     f"{len(predicted)} 0/1 columns, one per label")  # fmt: skip
+        return train, predicted, None
     raise LayoutError(f"'{slug}': no training column holds what the sample submission predicts ({predicted})")
+
+
+SEPARATORS = (",", " ", ";", "|")
+MIN_SET_COVER = 0.5
+"""A column of label sets must name at least this share of the sample's label columns."""
+
+
+def _split_sets(values: pd.Series, separator: str) -> pd.Series:
+    return values.fillna("").astype(str).map(lambda text: frozenset(t.strip() for t in text.split(separator)) - {""})
+
+
+def _label_sets(train: pd.DataFrame, candidates: list[str], labels: list[str]) -> tuple[str, str] | None:
+    """The column, and its separator, whose values are sets of the sample's label columns (`Bark,Meow`): a target
+    with several labels a row, submitted as a column per label (freesound-audio-tagging, plant-pathology)."""
+    wanted = set(labels)
+    if len(wanted) < 2:
+        return None
+    for column in candidates:
+        if not pd.api.types.is_string_dtype(train[column]) and train[column].dtype != object:
+            continue
+        for separator in SEPARATORS:
+            sets = _split_sets(train[column], separator)
+            named = frozenset().union(*sets)
+            if named <= wanted and len(named) >= MIN_SET_COVER * len(wanted) and (sets.map(len) > 1).any():
+                return column, separator
+    return None
 
 
 def _class_column(train: pd.DataFrame, candidates: list[str], classes: list[str]) -> str | None:

@@ -44,7 +44,7 @@ class UserTables:
     def for_metric(self, metric: str) -> UserTables:
         """For a metric scored column by column (mean AUC, mean log loss), a class column becomes one 0/1 column
         per class again, as the submission has them."""
-        if not metric_named(metric).columns_averaged or not self.classes or len(self.targets) != 1:
+        if not metric_named(metric).multilabel or not self.classes or len(self.targets) != 1:
             return self
         target = self.targets[0]
 
