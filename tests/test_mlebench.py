@@ -235,3 +235,32 @@ def test_listing_reads_each_config_and_enters_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "home" / "competitions" / SPACESHIP).exists()
     entered = platform.ensure(SPACESHIP)
     assert asyncio.run(platform.list_competitions()) == [entered]
+
+
+def test_a_set_of_labels_goes_back_as_the_set_its_scores_choose(tmp_path: Path) -> None:
+    """plant-pathology-2021's `image,labels` (`scab frog_eye_leaf_spot`): learnt as a 0/1 column per disease (the
+    answers too), submitted as the space-separated set its metric scores (a label at 0.5 or more, else the best)."""
+    from agent_k.platforms.local.user_files import from_folder
+    from tests.support import mlebench_media
+
+    folder = tmp_path / "plants"
+    shape = mlebench_media.plant_pathology_2021_fgvc8(folder, np.random.default_rng(5))
+    sample = pd.read_csv(folder / "sample_submission.csv")
+    answers = sample.assign(labels=["scab rust" if i % 2 else "healthy" for i in range(len(sample))])
+    answers.to_csv(tmp_path / "answers.csv", index=False)
+    tables = from_folder(folder, "plants", [], solution=tmp_path / "answers.csv", scratch=tmp_path / "scratch")
+    assert tables.targets == list(shape.targets) and tables.solution is not None
+    assert tables.solution[["scab", "rust", "healthy"]].sum().tolist() == [len(sample) // 2] * 2 + [
+        len(sample) - len(sample) // 2
+    ]
+    form = tables.submission_format
+    assert form is not None and form.sets == ("labels", " ")
+    scores = np.random.default_rng(6).random((len(sample), len(shape.targets))) * 0.8
+    ours = pd.DataFrame(scores, columns=list(shape.targets)).assign(image=tables.test["image"].to_numpy())
+    written = form.written_back(ours)
+    assert list(written.columns) == ["image", "labels"] and written["image"].tolist() == sample["image"].tolist()
+    by_image = dict(zip(ours["image"], scores, strict=True))
+    for image, labels in zip(written["image"], written["labels"], strict=True):
+        row = by_image[image]
+        expected = [t for t, s in zip(shape.targets, row, strict=True) if s >= 0.5] or [shape.targets[row.argmax()]]
+        assert labels.split(" ") == expected

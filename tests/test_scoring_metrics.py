@@ -161,7 +161,7 @@ def test_every_metric_prefers_the_right_answer_in_its_own_direction(metric: str)
     if metric in ("rmse", "mae", "r2", "rmsle", "mape", "smape", "medae", "gini", "pearson", "spearman"):
         spec, y = _spec(metric, TaskType.regression), pd.Series(RNG.gamma(2.0, 5.0, N) + 1)
         good, poor = pd.DataFrame({"y": y}), pd.DataFrame({"y": y.sample(frac=1, random_state=1).to_numpy()})
-    elif metric in ("mean_auc", "mean_logloss", "lwlrap"):
+    elif metric in ("mean_auc", "mean_logloss", "lwlrap", "f1_sets"):
         targets = ["a", "b"]
         spec = _spec(metric, TaskType.multilabel, targets=targets, target="a")
         y = pd.DataFrame({t: RNG.integers(0, 2, N) for t in targets})
@@ -236,4 +236,19 @@ def test_lwlrap_is_label_ranking_average_precision_weighted_by_labels() -> None:
     expected = skm.label_ranking_average_precision_score(
         truth.to_numpy()[rows] > 0, scores.to_numpy()[rows], sample_weight=labelled[rows]
     )
+    assert metric_scoring.score(spec, truth, scores) == pytest.approx(expected, rel=1e-12)
+
+
+def test_f1_over_sets_is_micro_f1_of_the_sets_the_fixed_rule_chooses() -> None:
+    """plant-pathology-2021's metric (its grade.py: scikit-learn's micro F1 over binarised sets) of the sets a
+    submission writes: the labels scored at least 0.5, else a row's best one (never an empty set)."""
+    tags = [f"t{k}" for k in range(6)]
+    truth = pd.DataFrame((RNG.random((N, len(tags))) < 0.3).astype(int), columns=tags)
+    scores = pd.DataFrame(RNG.random((N, len(tags))) * 0.9, columns=tags)
+    chosen = (scores >= 0.5).to_numpy().copy()
+    empty = ~chosen.any(axis=1)
+    chosen[np.flatnonzero(empty), scores.to_numpy()[empty].argmax(axis=1)] = True
+    assert chosen.any(axis=1).all() and empty.any(), "some rows fall back to their best label"
+    spec = _spec("f1_sets", TaskType.multilabel, targets=tags, target=tags[0])
+    expected = skm.f1_score(truth.to_numpy(), chosen.astype(int), average="micro")
     assert metric_scoring.score(spec, truth, scores) == pytest.approx(expected, rel=1e-12)

@@ -211,6 +211,29 @@ def map_at_k(actual: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
     return float(np.mean([average_precision_at_k(set(a), p, k) for a, p in zip(actual, predicted, strict=True)]))
 
 
+SET_THRESHOLD = 0.5
+"""A label joins a row's set when its score reaches this; a row where none does gets its best label alone."""
+
+
+def chosen_labels(scores: Array) -> npt.NDArray[np.bool_]:
+    """Which labels each row's set holds, by the fixed rule a submission's sets are written with (never fitted on
+    the rows it labels): the labels scored at least SET_THRESHOLD, else the best one."""
+    matrix = np.asarray(scores, dtype=float)
+    chosen = matrix >= SET_THRESHOLD
+    empty = ~chosen.any(axis=1)
+    chosen[np.flatnonzero(empty), matrix[empty].argmax(axis=1)] = True
+    return chosen
+
+
+def f1_sets(truth: Array, scores: Array) -> float:
+    """Micro F1 over the rows' sets of labels (plant-pathology-2021, imet): every (row, label) pair pooled, the
+    sets chosen from the scores by `chosen_labels`."""
+    actual, chosen = np.asarray(truth, dtype=float) > 0, chosen_labels(scores)
+    hits = int((actual & chosen).sum())
+    wrong = int((chosen & ~actual).sum()) + int((actual & ~chosen).sum())
+    return 2 * hits / (2 * hits + wrong) if hits or wrong else 1.0
+
+
 def lwlrap(truth: Array, scores: Array) -> float:
     """Label-weighted label-ranking average precision (freesound-audio-tagging): for every true label of every row,
     the share of true labels among the labels scored at least as high as it, averaged over all true labels (each

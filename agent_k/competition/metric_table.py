@@ -34,6 +34,11 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
                 "column-wise roc auc"),
     ),
     Metric(
+        name="f1_sets", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
+        kernel=metric_kernels.f1_sets, pooled=True,
+        kaggle=("micro f1 over sets", "mean f1 over sets"),
+    ),
+    Metric(
         name="lwlrap", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
         kernel=metric_kernels.lwlrap, pooled=True,
         kaggle=("label weighted label ranking average precision", "lwlrap", "label ranking average precision"),
@@ -76,7 +81,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     _labels(name="accuracy", kernel=metric_kernels.accuracy, row_share=True,
             kaggle=("accuracy", "categorization accuracy")),
     _labels(name="f1_micro", kernel=metric_kernels.f1_micro, row_share=True,
-           kaggle=("micro f1", "f1 micro", "micro-averaged f1", "micro averaged f1")),
+           kaggle=("micro f1", "f1 micro", "micro-averaged f1", "micro averaged f1"), over_columns="f1_sets"),
     _labels(name="f1_macro", kernel=metric_kernels.f1_macro, fitted_rule=True,
            kaggle=("macro f1", "f1 macro", "macro-averaged f1", "macro f-score")),
     Metric(

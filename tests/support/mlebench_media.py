@@ -426,6 +426,43 @@ def freesound_audio_tagging_2019(folder: Path, rng: np.random.Generator) -> Medi
     return MediaShape("lwlrap", "audio", tuple(TAGS), n_train, len(test_names))
 
 
+DISEASES = ["complex", "frog_eye_leaf_spot", "healthy", "powdery_mildew", "rust", "scab"]
+
+
+def patches(path: Path, labels: list[int], rng: np.random.Generator, size: int = 48) -> None:
+    """Noise with a square of each label's colour somewhere (a leaf with several diseases has several)."""
+    from PIL import Image
+
+    colours = [(200, 40, 40), (40, 200, 40), (40, 40, 200), (200, 200, 40), (200, 40, 200), (40, 200, 200)]
+    pixels = rng.integers(0, 60, (size, size, 3)).astype(np.uint8)
+    for label in labels:
+        top, left = rng.integers(0, size - size // 3, 2)
+        pixels[top : top + size // 3, left : left + size // 3] = colours[label % len(colours)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels).save(path)
+
+
+def plant_pathology_2021_fgvc8(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """train.csv of `image,labels`, the labels a space-separated set of diseases (`scab frog_eye_leaf_spot`,
+    `healthy`); JPEGs in `train_images/` and `test_images/`; the sample is `image,labels` with `healthy`. Graded by
+    micro F1 over the sets."""
+    rows, test_names = [], []
+    for i in range(FILES):
+        first = int(rng.integers(len(DISEASES)))
+        labels = [first] if DISEASES[first] == "healthy" or rng.random() < 0.6 else sorted({first, (first + 1) % 6})
+        name = f"{rng.bytes(8).hex()}.jpg"
+        test = i % 5 == 4
+        patches(folder / ("test_images" if test else "train_images") / name, labels, rng)
+        if test:
+            test_names.append(name)
+        else:
+            rows.append({"image": name, "labels": " ".join(DISEASES[k] for k in labels)})
+    pd.DataFrame(rows).to_csv(folder / "train.csv", index=False)
+    pd.DataFrame({"image": test_names, "labels": "healthy"}).to_csv(folder / "sample_submission.csv", index=False)
+    named = sorted({label for row in rows for label in row["labels"].split()})
+    return MediaShape("f1_micro", "image", tuple(named), len(rows), len(test_names))
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "aerial-cactus-identification": aerial_cactus_identification,
     "histopathologic-cancer-detection": histopathologic_cancer_detection,
@@ -443,4 +480,5 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "aptos2019-blindness-detection": aptos2019_blindness_detection,
     "cassava-leaf-disease-classification": cassava_leaf_disease_classification,
     "freesound-audio-tagging-2019": freesound_audio_tagging_2019,
+    "plant-pathology-2021-fgvc8": plant_pathology_2021_fgvc8,
 }

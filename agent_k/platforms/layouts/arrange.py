@@ -24,7 +24,7 @@ from agent_k.platforms.layouts.files import (
 from agent_k.platforms.layouts.media import FileIndex, media_rows
 from agent_k.platforms.layouts.records import match_column, peek_columns, read_records
 from agent_k.platforms.layouts.submission_format import SubmissionFormat
-from agent_k.platforms.layouts.targets import listed, resolve_targets
+from agent_k.platforms.layouts.targets import LabelSets, listed, resolve_targets
 
 MAX_JOINS = 5
 MIN_TEST_COVER = 0.5
@@ -54,6 +54,8 @@ class Arranged:
     """Where each `path` lies now (to be copied under `media/`)."""
     sample_path: Path | None = None
     """The folder's own sample submission, which `sample` is read from (its rows in the same order)."""
+    label_sets: LabelSets | None = None
+    """The target is a set of labels a row, submitted as one column: `targets` are its 0/1 column per label."""
 
     def submission_format(self) -> SubmissionFormat | None:
         """How to write a submission back in the folder's own sample's layout."""
@@ -67,6 +69,7 @@ class Arranged:
             row_keys=tuple(self.row_keys),
             classes=tuple(self.classes or ()),
             target=self.targets[0] if len(self.targets) == 1 else None,
+            sets=(self.label_sets.column, self.label_sets.separator) if self.label_sets else None,
         )
 
     @property
@@ -126,11 +129,12 @@ def _arrange_media(
     sample, sample_path = _sample(tables, slug)
     id_column, predicted = str(sample.columns[0]), [str(c) for c in sample.columns[1:]]
     rows = media_rows(slug, index, media.kind, tables, sample, notes)
-    train, chosen, classes = resolve_targets(slug, rows.train, rows.test, predicted, targets, notes)
+    resolved = resolve_targets(slug, rows.train, rows.test, predicted, targets, notes)
+    train, chosen, classes = resolved.train, resolved.chosen, resolved.classes
     train, train_only = _without_train_only(train, rows.test, id_column, chosen, notes)
     notes.append(f"{len(rows.files):,} {media.kind} files: {len(train):,} training rows, {len(rows.test):,} test rows")
     return Arranged(train, rows.test, sample, id_column, chosen, classes, notes, train_only, media=media.kind,
-                    files=rows.files, sample_path=sample_path)  # fmt: skip
+                    files=rows.files, sample_path=sample_path, label_sets=resolved.sets)  # fmt: skip
 
 
 def _arrange_tables(
@@ -156,14 +160,15 @@ def _arrange_tables(
     for extra in extras[:MAX_JOINS]:
         train, test = _join(extra, train, test, notes)
     renamed = dict(zip(targets or [], columns.predicted, strict=False))
-    train, chosen, classes = resolve_targets(slug, train, test, columns.predicted, targets, notes)
+    resolved = resolve_targets(slug, train, test, columns.predicted, targets, notes)
+    train, chosen, classes = resolved.train, resolved.chosen, resolved.classes
     train, train_only = _without_train_only(train, test, id_column, chosen, notes)
     if id_column not in train.columns:
         train.insert(0, id_column, np.arange(len(train)))
         notes.append(f"training rows numbered as '{id_column}' (the files give them no id)")
     submitted_as = {k: v for k, v in renamed.items() if chosen == [v] and k != v}
     return Arranged(train, test, sample, id_column, chosen, classes, notes, train_only, columns.row_keys, submitted_as,
-                    sample_path=sample_path)  # fmt: skip
+                    sample_path=sample_path, label_sets=resolved.sets)  # fmt: skip
 
 
 def _sample(tables: dict[str, list[Path]], slug: str) -> tuple[pd.DataFrame, Path]:

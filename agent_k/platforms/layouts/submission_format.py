@@ -9,8 +9,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from agent_k.competition.metric_kernels import chosen_labels
 from agent_k.platforms.layouts.records import read_records
 
 _FILE = "format.json"
@@ -30,6 +32,9 @@ class SubmissionFormat:
     classes: tuple[str, ...] = ()
     """The classes of a sample that wants one 0/1 column each, where a mission predicts one label column."""
     target: str | None = None
+    sets: tuple[str, str] | None = None
+    """The sample's column that holds a set of labels a row, and their separator; a mission predicts a score per
+    label (its other columns), and a row's set is chosen from them as its metric scores it."""
 
     def written_back(self, ours: pd.DataFrame) -> pd.DataFrame:
         """`ours` (a mission's submission: our id column and what it predicts) as the sample lays it out. A
@@ -45,7 +50,11 @@ class SubmissionFormat:
         for column in (str(c) for c in out.columns):
             if column == self.their_id or column in self.row_keys:
                 continue
-            if column in rows.columns:
+            if self.sets is not None and column == self.sets[0]:
+                labels = [c for c in rows.columns if c != self.id_column]
+                chosen = chosen_labels(rows[labels].to_numpy(dtype=float))
+                out[column] = [self.sets[1].join(np.array(labels)[row]) for row in chosen]
+            elif column in rows.columns:
                 out[column] = rows[column].to_numpy()
             elif column in self.classes and self.target in rows.columns:
                 out[column] = (rows[self.target].astype(str) == column).astype(int).to_numpy()
@@ -85,4 +94,5 @@ class SubmissionFormat:
             row_keys=tuple(fields["row_keys"]),
             classes=tuple(fields["classes"]),
             target=fields["target"],
+            sets=(fields["sets"][0], fields["sets"][1]) if fields.get("sets") else None,
         )

@@ -14,6 +14,7 @@ from agent_k.competition.kinds import TestSplit
 from agent_k.competition.registry import metric_named
 from agent_k.platforms.layouts import TABLES, LayoutError, arrange_folder, from_one_hot, read_records
 from agent_k.platforms.layouts.submission_format import SubmissionFormat
+from agent_k.platforms.layouts.targets import spread_sets
 from agent_k.platforms.local.materialise import Hints
 from agent_k.platforms.local.splits import RANDOM, HiddenRows
 from agent_k.platforms.targets import CompetitionInputError
@@ -108,6 +109,9 @@ def from_folder(
     labels = read_table(solution).rename(columns=arranged.submitted_as) if solution else None
     if labels is not None and arranged.classes and all(c in labels.columns for c in arranged.classes):
         labels = labels.assign(**{arranged.targets[0]: from_one_hot(labels[arranged.classes])})
+    sets = arranged.label_sets
+    if labels is not None and sets is not None and sets.column in labels.columns:
+        labels = labels.drop(columns=sets.column).assign(**spread_sets(labels[sets.column], sets))
     return UserTables(
         train=arranged.train,
         targets=arranged.targets,
