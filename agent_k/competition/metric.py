@@ -69,7 +69,8 @@ class Metric:
     max_classes: int = 200
     """More classes than this and a classification target is refused."""
     kaggle: tuple[str, ...] = ()
-    """How Kaggle's `evaluationMetric` prose names it (matched as lower-case substrings, the longest winning)."""
+    """How Kaggle's `evaluationMetric`, MLE-bench's grader names and descriptions name it (matched as whole words,
+    case, `-` and `_` aside, the longest winning: `competition/metric_names.py`)."""
     perfect: float | None = None
     """The best score there is (1 for AUC, 0 for an error), if the metric has one: a search whose CV reaches it
     has nothing left to improve."""

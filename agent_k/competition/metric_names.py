@@ -47,15 +47,18 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().replace("_", " ").replace("-", " ").split())
 
 
+def _word(words: str, *, closed: bool = True) -> str:
+    """A pattern for `words` standing alone (not inside a longer word); `closed=False`: open at its end."""
+    return rf"(?<![a-z0-9]){re.escape(words)}" + (r"(?![a-z0-9])" if closed else "")
+
+
 def _mentions(text: str) -> list[tuple[int, int, str]]:
     """Where each declared metric's names occur in `text` (normalised): start, end, metric."""
     found = []
     for metric in declared_metrics():
         for alias in {_normal(name) for name in metric.kaggle}:
-            end = r"(?![a-z0-9])" if alias[-1].isalnum() else ""
-            found += [
-                (m.start(), m.end(), metric.name) for m in re.finditer(rf"(?<![a-z0-9]){re.escape(alias)}{end}", text)
-            ]
+            pattern = _word(alias, closed=alias[-1].isalnum())  # `map@` is followed by its k
+            found += [(m.start(), m.end(), metric.name) for m in re.finditer(pattern, text)]
     return found
 
 
@@ -92,7 +95,7 @@ def metrics_in_description(markdown: str) -> list[str]:
     a longer one counts only as the longer (`AUC` in `mean column-wise AUC`). Empty when it names something we
     cannot score the same way, or nothing of ours."""
     text = _normal(evaluation_section(markdown))
-    if any(re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", text) for word in _UNSCORABLE):
+    if any(re.search(_word(word), text) for word in _UNSCORABLE):
         return []
     found = _mentions(text)
     outer = [m for m in found if not any(o[0] <= m[0] and m[1] <= o[1] and o != m for o in found)]
@@ -107,4 +110,4 @@ def metrics_in_description(markdown: str) -> list[str]:
 def other_family(markdown: str) -> str | None:
     """The family of metrics for boxes, masks or text that a description's Evaluation section grades by, if any."""
     text = _normal(evaluation_section(markdown))
-    return next((w for w in _OTHER_FAMILIES if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", text)), None)
+    return next((w for w in _OTHER_FAMILIES if re.search(_word(w), text)), None)

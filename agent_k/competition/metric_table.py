@@ -36,7 +36,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     Metric(
         name="f1_sets", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
         kernel=metric_kernels.f1_sets, pooled=True,
-        kaggle=("micro f1 over sets", "mean f1 over sets"),
+        kaggle=("micro f1 over sets",),
     ),
     Metric(
         name="lwlrap", perfect=1.0, maximize=True, scored_on="probabilities", usual_task=TaskType.multilabel,
