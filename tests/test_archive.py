@@ -49,3 +49,49 @@ def test_a_malformed_archive_is_an_unsafe_archive_and_leaves_nothing(tmp_path: P
     assert len(str(refused.value).splitlines()) == 1
     sandbox = tmp_path / "sandbox"
     assert (list(sandbox.rglob("*")) if sandbox.exists() else []) == []
+
+
+def _seven_zip(path: Path, folder: Path) -> Path:
+    import py7zr
+
+    with py7zr.SevenZipFile(path, "w") as archive:
+        archive.writeall(folder, arcname="data")
+    return path
+
+
+def test_a_7z_archive_is_extracted_through_the_same_guard(tmp_path: Path) -> None:
+    """statoil-iceberg ships its tables only as `.7z`: extracted with their folders; one declared past the cap, or
+    holding a link, or not a 7-Zip file at all, is refused in one line and leaves nothing."""
+    source = tmp_path / "source"
+    (source / "processed").mkdir(parents=True)
+    (source / "processed" / "train.json").write_text('[{"id": "a", "band_1": [1.5, 2.5]}]')
+    (source / "readme.txt").write_bytes(b"x" * 100_000)
+    archive = _seven_zip(tmp_path / "train.json.7z", source)
+    paths = safe_extract(archive, tmp_path / "out", max_bytes=16 * MiB)
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in paths) == [
+        "data/processed/train.json", "data/readme.txt"]  # fmt: skip
+    assert (tmp_path / "out" / "data" / "processed" / "train.json").read_text().startswith('[{"id": "a"')
+
+    (source / "link").symlink_to("/etc/passwd")
+    linked = _seven_zip(tmp_path / "linked.7z", source)
+    garbage = tmp_path / "garbage.7z"
+    garbage.write_bytes(b"7z\xbc\xaf\x27\x1c" + b"\x00" * 40)
+    for refused, cap, said in ((archive, 1_000, "over the 1,000-byte cap"), (linked, 16 * MiB, "is a link"),
+                               (garbage, 16 * MiB, "garbage.7z")):  # fmt: skip
+        with pytest.raises(UnsafeArchive, match=said) as error:
+            safe_extract(refused, tmp_path / "sandbox" / refused.stem, max_bytes=cap)
+        assert len(str(error.value).splitlines()) == 1
+    assert not (tmp_path / "sandbox").exists() or list((tmp_path / "sandbox").rglob("*")) == []
+
+
+def test_a_7z_member_is_stopped_as_it_inflates_past_the_cap(tmp_path: Path) -> None:
+    """The sizes a 7-Zip header declares are not trusted: the writers count what actually inflates."""
+    from agent_k.platforms._sevenzip import CappedWriters
+
+    writers = CappedWriters(tmp_path, 1_000, lambda: UnsafeArchive("past the cap"), lambda name: None)
+    first = writers.create("a.bin")
+    first.write(b"x" * 600)
+    second = writers.create("deeper/b.bin")
+    with pytest.raises(UnsafeArchive, match="past the cap"):
+        second.write(b"y" * 600)
+    assert writers.paths == [tmp_path / "a.bin", tmp_path / "deeper" / "b.bin"]

@@ -26,7 +26,7 @@ from tests.support.mlebench import MAKERS, spaceship_titanic
 @pytest.mark.parametrize("slug", sorted(MAKERS))
 def test_a_folder_shaped_like_the_real_download_is_entered(home: Path, tmp_path: Path, slug: str) -> None:
     shape = MAKERS[slug](tmp_path / slug, np.random.default_rng(3))
-    tables = from_folder(tmp_path / slug, slug, list(shape.target_option), solution=None)
+    tables = from_folder(tmp_path / slug, slug, list(shape.target_option), solution=None, scratch=tmp_path / "scratch")
     # the layout alone: its board (reference teams) is tested elsewhere
     spec = LocalPlatform(home / "competitions").add(slug, tables, metric=shape.metric, references=False)  # type: ignore[arg-type]
 
@@ -83,3 +83,19 @@ def test_an_unnamed_target_among_several_training_only_columns_is_asked_for_in_o
     asked = run_cli("competitions", "add", "jigsaw", "--data", str(tmp_path / "jigsaw"), "--metric", "rmse")
     assert asked.returncode == 2 and asked.stderr.strip().count("\n") == 0
     assert "which training column is 'prediction'" in asked.stderr and "--target" in asked.stderr
+
+
+def test_lists_of_numbers_become_their_summaries(tmp_path: Path) -> None:
+    """statoil-iceberg's records hold two radar bands as lists of numbers, in 7-Zip archives only: each band
+    becomes its mean, spread, extremes and percentiles (as text they would be thousands of one-off words)."""
+    slug = "statoil-iceberg-classifier-challenge"
+    MAKERS[slug](tmp_path / slug, np.random.default_rng(8))
+    tables = from_folder(tmp_path / slug, slug, [], solution=None, scratch=tmp_path / "scratch")
+    bands = [c for c in tables.train.columns if str(c).startswith("band_")]
+    assert bands == [f"band_{k}_{s}" for k in (1, 2) for s in ("mean", "std", "min", "q10", "q50", "q90", "max")]
+    assert all(pd.api.types.is_float_dtype(tables.train[c]) for c in bands)
+    assert tables.test is not None and set(bands) <= set(tables.test.columns)
+    first = tables.train.iloc[0]
+    assert (
+        first["band_1_min"] <= first["band_1_q10"] <= first["band_1_q50"] <= first["band_1_q90"] <= first["band_1_max"]
+    )

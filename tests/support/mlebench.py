@@ -453,6 +453,36 @@ def google_quest_challenge(folder: Path, rng: np.random.Generator) -> Shape:
     return Shape("spearman", tuple(QUEST), n_test=len(test))
 
 
+def statoil_iceberg_classifier_challenge(folder: Path, rng: np.random.Generator) -> Shape:
+    """`train.json.7z` and `test.json.7z` only (7-Zip, as MLE-bench's `prepare.py` writes them): records of `id`,
+    two radar bands as lists of numbers (75 by 75 in the real one; 10 by 10 here), `inc_angle` (a number, or "na")
+    and the 0/1 `is_iceberg`; the sample is `id,is_iceberg` at 0.5. Log loss."""
+    import py7zr
+
+    folder.mkdir(parents=True, exist_ok=True)
+    n = ROWS
+    iceberg = rng.random(n) < 0.45
+    records = [
+        {
+            "id": rng.bytes(4).hex(),
+            "band_1": (rng.normal(-22 if berg else -18, 4 if berg else 7, 100)).round(4).tolist(),
+            "band_2": (rng.normal(-26, 3, 100)).round(4).tolist(),
+            "inc_angle": "na" if i % 17 == 0 else round(float(rng.uniform(30, 45)), 4),
+            "is_iceberg": int(berg),
+        }
+        for i, berg in enumerate(iceberg)
+    ]
+    test = rng.random(n) < TEST_SHARE
+    for name, rows in (("train", [r for r, t in zip(records, test, strict=True) if not t]),
+                       ("test", [{k: v for k, v in r.items() if k != "is_iceberg"}
+                                 for r, t in zip(records, test, strict=True) if t])):  # fmt: skip
+        with py7zr.SevenZipFile(folder / f"{name}.json.7z", "w") as archive:
+            archive.writestr(json.dumps(rows), f"data/processed/{name}.json")
+    tested = [r["id"] for r, t in zip(records, test, strict=True) if t]
+    _csv(pd.DataFrame({"id": tested, "is_iceberg": 0.5}), folder / "sample_submission.csv")
+    return Shape("logloss", ("is_iceberg",), n_test=len(tested))
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], Shape]] = {
     "spaceship-titanic": spaceship_titanic,
     "random-acts-of-pizza": random_acts_of_pizza,
@@ -472,4 +502,5 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], Shape]] = {
     "learning-agency-lab-automated-essay-scoring-2": learning_agency_lab_automated_essay_scoring_2,
     "us-patent-phrase-to-phrase-matching": us_patent_phrase_to_phrase_matching,
     "google-quest-challenge": google_quest_challenge,
+    "statoil-iceberg-classifier-challenge": statoil_iceberg_classifier_challenge,
 }

@@ -87,17 +87,19 @@ def refuse_links_out(raw: Path, slug: str) -> None:
 
 
 MAX_UNZIPPED_BYTES = 64 * 1024**3
-"""What the zips of a competition's folder may expand to, together."""
+"""What the archives of a competition's folder may expand to, together."""
+ARCHIVES = ("*.zip", "*.7z")
+"""Archives read where they lie: zips, and 7-Zip files (statoil-iceberg's `train.json.7z`)."""
 
 
 def unzip_beside(raw: Path, scratch: Path) -> list[Path]:
-    """The folder's zips that hold what is not already beside them (MLE-bench leaves `train.zip` beside the
+    """The folder's archives that hold what is not already beside them (MLE-bench leaves `train.zip` beside the
     `train/` folder it holds), extracted under `scratch/<name>` through the archive guard (no links, no paths
     out, streamed, capped); the folders they made."""
     from agent_k.platforms.archive import UnsafeArchive, safe_extract
 
     made, budget = [], MAX_UNZIPPED_BYTES
-    for archive in sorted(raw.rglob("*.zip")):
+    for archive in sorted(path for pattern in ARCHIVES for path in raw.rglob(pattern)):
         if _unpacked_beside(archive):
             continue
         try:
@@ -112,9 +114,16 @@ def unzip_beside(raw: Path, scratch: Path) -> list[Path]:
 def _unpacked_beside(archive: Path) -> bool:
     import zipfile
 
+    import py7zr
+    from py7zr.exceptions import ArchiveError
+
     try:
-        with zipfile.ZipFile(archive) as zf:
-            names = [info.filename for info in zf.infolist() if not info.is_dir()]
-    except (zipfile.BadZipFile, OSError):
-        return False  # the guard says what is wrong with it
+        if archive.suffix.lower() == ".7z":
+            with py7zr.SevenZipFile(archive) as sz:
+                names = [entry.filename for entry in sz.list() if not entry.is_directory]
+        else:
+            with zipfile.ZipFile(archive) as zf:
+                names = [info.filename for info in zf.infolist() if not info.is_dir()]
+    except (zipfile.BadZipFile, ArchiveError, OSError, EOFError, ValueError):
+        return False  # the guard, which extracts it next, says what is wrong with it
     return bool(names) and all((archive.parent / name).is_file() for name in names)

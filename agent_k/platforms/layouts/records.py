@@ -46,10 +46,40 @@ def _json_records(text: str) -> pd.DataFrame:
     if isinstance(records, dict):
         records = next((v for v in records.values() if isinstance(v, list)), [records])
     frame = pd.json_normalize(records, max_level=MAX_JSON_LEVELS)
-    for column in frame.columns:
-        if frame[column].map(lambda v: isinstance(v, list)).any():
+    for column in list(frame.columns):
+        if not frame[column].map(lambda v: isinstance(v, list)).any():
+            continue
+        if frame[column].map(_numbers).all():
+            frame = frame.drop(columns=column).join(_summaries(frame[column], str(column)))
+        else:
             frame[column] = frame[column].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
     return frame
+
+
+SUMMARIES = ("mean", "std", "min", "q10", "q50", "q90", "max")
+"""What a field holding a list of numbers a row (a signal, the pixels of a radar band) becomes: columns a table's
+models read, where the numbers as text would be words."""
+
+
+def _numbers(value: object) -> bool:
+    """A list of at least two numbers (not booleans), or nothing."""
+    if not isinstance(value, list):
+        return value is None or value != value  # a missing value
+    return len(value) >= 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+
+
+def _summaries(values: pd.Series, name: str) -> pd.DataFrame:
+    import numpy as np
+
+    def summary(value: object) -> list[float]:
+        if not isinstance(value, list):
+            return [float("nan")] * len(SUMMARIES)
+        array = np.asarray(value, dtype=float)
+        q10, q50, q90 = np.quantile(array, [0.1, 0.5, 0.9])
+        return [array.mean(), array.std(), array.min(), q10, q50, q90, array.max()]
+
+    rows = [summary(value) for value in values]
+    return pd.DataFrame(rows, index=values.index, columns=[f"{name}_{s}" for s in SUMMARIES])
 
 
 def match_column(frame: pd.DataFrame, name: str) -> str | None:
