@@ -167,3 +167,19 @@ def test_a_target_given_as_sets_of_labels_becomes_a_column_per_label(tmp_path: P
         assert {tag for tag in TAGS if row[tag] == 1} == set(by_name[row["fname"]])
     assert len(tables.train) == len(listed), "the noisy table's rows are added to the curated table's"
     assert any("sets of labels in 'labels'" in note for note in tables.notes), tables.notes
+
+
+def test_arrays_are_read_and_their_board_beats_the_prior(home: Path, tmp_path: Path) -> None:
+    """seti-breakthrough-listen: a `.npy` cadence a row. The array kind's reader summarises each array (whole and
+    per look) in the sandboxed featurisation job, and the board's statistics team, trained on those summaries,
+    beats the constant prior on the hidden answers."""
+    shape = MAKERS["seti-breakthrough-listen"](tmp_path / "seti", np.random.default_rng(2))
+    assert shape.solution is not None
+    shape.solution.to_csv(tmp_path / "solution.csv", index=False)
+    tables = from_folder(tmp_path / "seti", "seti", [], solution=tmp_path / "solution.csv", scratch=tmp_path / "s")
+    spec = LocalPlatform(home / "competitions").add("seti", tables, metric="auc")
+    assert spec.media is not None and spec.media.kind == "array"
+    board = json.loads((home / "competitions" / "seti" / "private" / "leaderboard.json").read_text())["teams"]
+    scores = {entry["team"]: entry["private_score"] for entry in board}
+    strong = next(team for team in scores if team.startswith("reference/array-statistics"))
+    assert scores[strong] > scores["reference/constant-prior"] == 0.5, scores

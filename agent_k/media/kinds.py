@@ -92,8 +92,20 @@ AUDIO = MediaKind(
     weak=Team("spectral-shape", "snd_"),
 )
 VIDEO = MediaKind(name="video", suffixes=(".mp4", ".avi", ".mov", ".mkv"))
-ARRAY = MediaKind(name="array", suffixes=(".npy", ".npz", ".h5", ".hdf5", ".tfrecord"))
-BUILTIN_KINDS = (IMAGE, AUDIO, VIDEO, ARRAY)
+ARRAY = MediaKind(
+    name="array",
+    suffixes=(".npy", ".npz"),
+    reader="agent_k.media.arrays",
+    needs=("PIL",),
+    measures=("values",),
+    pixels=Pixels.spectrogram,
+    pixels_noun="array image",
+    strong=Team("array-statistics", "arr_"),
+    weak=Team("array-level", "arr_mean"),
+)
+CONTAINER = MediaKind(name="container", suffixes=(".h5", ".hdf5", ".tfrecord"))
+"""Files of several arrays or records each (HDF5, TFRecord): recognised, not read yet."""
+BUILTIN_KINDS = (IMAGE, AUDIO, VIDEO, ARRAY, CONTAINER)
 
 
 _KINDS = Declarations("media kind", lambda: BUILTIN_KINDS)

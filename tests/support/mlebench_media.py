@@ -463,6 +463,34 @@ def plant_pathology_2021_fgvc8(folder: Path, rng: np.random.Generator) -> MediaS
     return MediaShape("f1_micro", "image", tuple(named), len(rows), len(test_names))
 
 
+def seti_breakthrough_listen(folder: Path, rng: np.random.Generator) -> MediaShape:
+    """train_labels.csv of `id,target`; each row's cadence an `.npy` of six spectrograms (6 x 273 x 256 float16 in
+    the real one; 6 x 16 x 32 here) in `train/<id[0]>/` and `test/<id[0]>/`; `old_leaky_data/` beside them, as
+    the original download has it; the sample is the test ids at 0.5. A signal is a bright drifting line in the
+    first, third and fifth looks."""
+    is_test = np.arange(FILES) % 5 == 4
+    labels = np.arange(FILES) % 2
+    ids = [rng.bytes(8).hex()[1:] for _ in range(FILES)]
+    for ident, label, test in zip(ids, labels, is_test, strict=True):
+        cadence = rng.normal(0, 1, (6, 16, 32))
+        if label:
+            start = int(rng.integers(4, 20))
+            for look in (0, 2, 4):
+                for t in range(16):
+                    cadence[look, t, min(31, start + t // 3)] += 6.0
+        path = folder / ("test" if test else "train") / ident[0] / f"{ident}.npy"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, cadence.astype(np.float16))
+    frame = pd.DataFrame({"id": ids, "target": labels})
+    frame[~is_test].to_csv(folder / "train_labels.csv", index=False)
+    frame[is_test].assign(target=0.5).to_csv(folder / "sample_submission.csv", index=False)
+    old = folder / "old_leaky_data"
+    old.mkdir()
+    pd.DataFrame({"id": [f"{k:x}old" for k in range(4)], "target": [0, 1, 0, 1]}).to_csv(
+        old / "train_labels_old.csv", index=False)  # fmt: skip
+    return MediaShape("auc", "array", ("target",), int((~is_test).sum()), int(is_test.sum()), solution=frame[is_test])
+
+
 MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "aerial-cactus-identification": aerial_cactus_identification,
     "histopathologic-cancer-detection": histopathologic_cancer_detection,
@@ -481,4 +509,5 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "cassava-leaf-disease-classification": cassava_leaf_disease_classification,
     "freesound-audio-tagging-2019": freesound_audio_tagging_2019,
     "plant-pathology-2021-fgvc8": plant_pathology_2021_fgvc8,
+    "seti-breakthrough-listen": seti_breakthrough_listen,
 }
