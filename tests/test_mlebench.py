@@ -166,7 +166,7 @@ def test_a_sample_without_an_id_gets_its_key_columns_back(tmp_path: Path) -> Non
     mlebench.detecting_insults_in_social_commentary(folder, np.random.default_rng(1))
     arranged = arrange_folder(folder, "insults")
     form = arranged.submission_format()
-    assert form is not None and form.their_id is None and form.row_keys == ("Date", "Comment")
+    assert form is not None and form.row_keys == ("Date", "Comment")
     predictions = np.linspace(0, 1, len(arranged.test))
     ours = pd.DataFrame({arranged.id_column: arranged.test[arranged.id_column], "Insult": predictions})
     written = form.written_back(ours.sample(frac=1.0, random_state=0))  # any row order

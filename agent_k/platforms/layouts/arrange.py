@@ -65,7 +65,6 @@ class Arranged:
             sample=self.sample_path,
             ids=tuple(self.sample[self.id_column].astype(str)),
             id_column=self.id_column,
-            their_id=None if self.row_keys else str(read_records(self.sample_path).columns[0]),
             row_keys=tuple(self.row_keys),
             classes=tuple(self.classes or ()),
             target=self.targets[0] if len(self.targets) == 1 else None,

@@ -112,18 +112,25 @@ def unzip_beside(raw: Path, scratch: Path) -> list[Path]:
 
 
 def _unpacked_beside(archive: Path) -> bool:
+    names = _names_in(archive)
+    return bool(names) and all((archive.parent / name).is_file() for name in names)
+
+
+def _names_in(archive: Path) -> list[str]:
+    """The files an archive lists; none where it cannot be read (the guard, which extracts it next, says why)."""
+    if archive.suffix.lower() == ".7z":
+        import py7zr
+        from py7zr.exceptions import ArchiveError
+
+        try:
+            with py7zr.SevenZipFile(archive) as sz:
+                return [entry.filename for entry in sz.list() if not entry.is_directory]
+        except (ArchiveError, OSError, EOFError, ValueError):
+            return []
     import zipfile
 
-    import py7zr
-    from py7zr.exceptions import ArchiveError
-
     try:
-        if archive.suffix.lower() == ".7z":
-            with py7zr.SevenZipFile(archive) as sz:
-                names = [entry.filename for entry in sz.list() if not entry.is_directory]
-        else:
-            with zipfile.ZipFile(archive) as zf:
-                names = [info.filename for info in zf.infolist() if not info.is_dir()]
-    except (zipfile.BadZipFile, ArchiveError, OSError, EOFError, ValueError):
-        return False  # the guard, which extracts it next, says what is wrong with it
-    return bool(names) and all((archive.parent / name).is_file() for name in names)
+        with zipfile.ZipFile(archive) as zf:
+            return [info.filename for info in zf.infolist() if not info.is_dir()]
+    except (zipfile.BadZipFile, OSError):
+        return []

@@ -28,14 +28,24 @@ def read_records(path: Path) -> pd.DataFrame:
         raise ValueError("its JSON is nested too deeply to be a table") from None
 
 
+def read_as_written(path: Path) -> pd.DataFrame:
+    """A table as `read_records` reads it, but every CSV or TSV value as the file spells it (`0013`, not 13)."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv"):
+        return read_records(path)
+    text = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+    return _without_written_index(text)
+
+
 def _without_written_index(frame: pd.DataFrame) -> pd.DataFrame:
     """The table without the index pandas wrote into it (`to_csv(index=True)`): a first column with no name whose
-    values count the rows from 0. A named column, or one holding anything else, stays."""
+    values count the rows from 0 (as numbers, or as text). A named column, or one holding anything else, stays."""
     first = str(frame.columns[0]) if len(frame.columns) > 1 else ""
-    if not first.startswith("Unnamed: 0") or not pd.api.types.is_integer_dtype(frame[first]):
+    if not first.startswith("Unnamed: 0"):
         return frame
-    counts = frame[first].to_numpy()
-    return frame.drop(columns=[first]) if (counts == range(len(frame))).all() else frame
+    counts = pd.to_numeric(frame[first], errors="coerce")
+    counting = counts.notna().all() and (counts.to_numpy() == range(len(frame))).all()
+    return frame.drop(columns=[first]) if counting else frame
 
 
 def _json_records(text: str) -> pd.DataFrame:

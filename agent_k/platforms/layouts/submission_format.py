@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from agent_k.competition.metric_kernels import chosen_labels
-from agent_k.platforms.layouts.records import read_records
+from agent_k.platforms.layouts.records import read_as_written
 
 _FILE = "format.json"
 
@@ -26,9 +26,8 @@ class SubmissionFormat:
     """Our id of each of its rows, in its order (as text)."""
     id_column: str
     """Our id column, as a mission's submission names it."""
-    their_id: str | None
-    """The sample's own id column; None when its rows are named by test columns they repeat (`row_keys`)."""
     row_keys: tuple[str, ...] = ()
+    """The test columns the sample's rows repeat instead of an id (else its first column is its id)."""
     classes: tuple[str, ...] = ()
     """The classes of a sample that wants one 0/1 column each, where a mission predicts one label column."""
     target: str | None = None
@@ -46,9 +45,10 @@ class SubmissionFormat:
         if missing:
             raise ValueError(f"the submission lacks {len(missing):,} of the sample's rows (e.g. id {missing[0]!r})")
         rows = by_id.loc[list(self.ids)]
-        out = self.as_written()
+        out = read_as_written(self.sample)
+        kept = set(self.row_keys) if self.row_keys else {str(out.columns[0])}  # the rows' names, as written
         for column in (str(c) for c in out.columns):
-            if column == self.their_id or column in self.row_keys:
+            if column in kept:
                 continue
             if self.sets is not None and column == self.sets[0]:
                 labels = [c for c in rows.columns if c != self.id_column]
@@ -61,15 +61,6 @@ class SubmissionFormat:
             else:
                 raise ValueError(f"the submission has no column '{column}', which the sample submission wants")
         return out
-
-    def as_written(self) -> pd.DataFrame:
-        """The sample as its file has it: the columns a reader keeps, every value as the file spells it."""
-        read = read_records(self.sample)
-        suffix = self.sample.suffix.lower()
-        if suffix not in (".csv", ".tsv"):
-            return read
-        text = pd.read_csv(self.sample, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
-        return text[list(read.columns)]
 
     def save(self, folder: Path) -> None:
         """Into `folder` (made here): a copy of the sample, and what this format says of it."""
@@ -90,7 +81,6 @@ class SubmissionFormat:
             sample=folder / fields["sample"],
             ids=tuple(fields["ids"]),
             id_column=fields["id_column"],
-            their_id=fields["their_id"],
             row_keys=tuple(fields["row_keys"]),
             classes=tuple(fields["classes"]),
             target=fields["target"],

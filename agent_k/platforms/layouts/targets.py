@@ -1,8 +1,10 @@
 """Which training columns are the target: named by the user, read off the sample submission's columns, or
-recognised by their values (one-hot columns, a column whose values are the sample's class columns)."""
+recognised by their values (one-hot columns, a column whose values are the sample's class columns, a column of
+sets of labels)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pandas as pd
@@ -99,6 +101,16 @@ def _split_sets(values: pd.Series, separator: str) -> pd.Series:
     return values.fillna("").astype(str).map(lambda text: frozenset(t.strip() for t in text.split(separator)) - {""})
 
 
+def _split_each_way(values: pd.Series) -> Iterator[tuple[str, pd.Series]]:
+    """A text column split at each separator in turn, where some row holds several parts (else no sets)."""
+    if not pd.api.types.is_string_dtype(values) and values.dtype != object:
+        return
+    for separator in SEPARATORS:
+        sets = _split_sets(values, separator)
+        if (sets.map(len) > 1).any():
+            yield separator, sets
+
+
 def one_column_each(sets: pd.Series, labels: list[str]) -> dict[str, pd.Series]:
     """A 0/1 column per label: whether each row's set holds it."""
     return {label: sets.map(lambda row, x=label: int(x in row)) for label in labels}
@@ -116,12 +128,9 @@ def _label_sets(train: pd.DataFrame, candidates: list[str], labels: list[str]) -
     if len(wanted) < 2:
         return None
     for column in candidates:
-        if not pd.api.types.is_string_dtype(train[column]) and train[column].dtype != object:
-            continue
-        for separator in SEPARATORS:
-            sets = _split_sets(train[column], separator)
+        for separator, sets in _split_each_way(train[column]):
             named = frozenset().union(*sets)
-            if named <= wanted and len(named) >= MIN_SET_COVER * len(wanted) and (sets.map(len) > 1).any():
+            if named <= wanted and len(named) >= MIN_SET_COVER * len(wanted):
                 return column, separator
     return None
 
@@ -134,14 +143,10 @@ def _set_separator(values: pd.Series) -> str | None:
     """The separator of a target column whose values are sets of labels: some rows hold several, every label is
     held by several rows, there are few of them (unlike words of free text or ids), and they recombine: there are
     more distinct sets than labels (the words of multi-word classes, `Common Chickweed`, do not)."""
-    if not pd.api.types.is_string_dtype(values) and values.dtype != object:
-        return None
-    for separator in SEPARATORS:
-        sets = _split_sets(values, separator)
+    for separator, sets in _split_each_way(values):
         counts = sets.explode().value_counts()
-        several = (sets.map(len) > 1).mean()
         few = 2 <= len(counts) <= min(MAX_SET_LABELS, len(values) // 4) and counts.min() >= 2
-        if several > 0 and few and sets.nunique() > len(counts):
+        if few and sets.nunique() > len(counts):
             return separator
     return None
 
@@ -149,9 +154,7 @@ def _set_separator(values: pd.Series) -> str | None:
 def _spread_sets(train: pd.DataFrame, column: str, separator: str, notes: list[str]) -> Targets:
     sets = _split_sets(train[column], separator)
     labels = sorted(str(label) for label in sets.explode().dropna().unique())
-    spread = train.drop(columns=column).assign(
-        **{label: sets.map(lambda row, x=label: int(x in row)) for label in labels}
-    )
+    spread = train.drop(columns=column).assign(**one_column_each(sets, labels))
     notes.append(f"the target '{column}' is a set of labels a row (separated by '{separator}'): read as "
                  f"{len(labels)} 0/1 columns, one per label, and submitted as a set again")  # fmt: skip
     return Targets(spread, labels, sets=LabelSets(column, separator, tuple(labels)))

@@ -122,7 +122,7 @@ class MlebenchPlatform:
 
     async def leaderboard(self, competition_id: str) -> list[LeaderboardEntry]:
         """The competition's Kaggle teams by their private scores, and ours by its best graded submission."""
-        await self.get_competition(competition_id)
+        spec = await self.get_competition(competition_id)
         board = await run_blocking(self.files(competition_id).board)
         # MLE-bench keeps Kaggle's team ids, not their names
         teams = [f"team {t}" for t in board["teamId"]] if "teamId" in board.columns else None
@@ -134,8 +134,7 @@ class MlebenchPlatform:
         ]
         graded = [s for s in await self.list_submissions(competition_id) if s.private_score is not None]
         if graded:
-            metric = metric_named((await self.get_competition(competition_id)).metric)
-            best = metric.ranked(graded, lambda s: s.private_score)[0]
+            best = spec.scored_by.ranked(graded, lambda s: s.private_score)[0]
             entries.append(
                 LeaderboardEntry(
                     team=self.team,
