@@ -52,6 +52,11 @@ def _word(words: str, *, closed: bool = True) -> str:
     return rf"(?<![a-z0-9]){re.escape(words)}" + (r"(?![a-z0-9])" if closed else "")
 
 
+def _unscorable(text: str) -> bool:
+    """The text (normalised) names a metric that holds one of ours but is not it."""
+    return any(re.search(_word(words), text) for words in _UNSCORABLE)
+
+
 def _mentions(text: str) -> list[tuple[int, int, str]]:
     """Where each declared metric's names occur in `text` (normalised): start, end, metric."""
     found = []
@@ -66,7 +71,7 @@ def metric_from_name(name: str) -> str | None:
     """Our metric for a metric's name (Kaggle's `evaluationMetric`, an MLE-bench grader's `name`): the one whose
     name is the longest found in it; None when we cannot score it the same way."""
     text = _normal(name)
-    if any(word in text for word in _UNSCORABLE):
+    if _unscorable(text):
         return None
     found = _mentions(text)
     return max(found, key=lambda m: (m[1] - m[0], m[2]))[2] if found else None
@@ -95,7 +100,7 @@ def metrics_in_description(markdown: str) -> list[str]:
     a longer one counts only as the longer (`AUC` in `mean column-wise AUC`). Empty when it names something we
     cannot score the same way, or nothing of ours."""
     text = _normal(evaluation_section(markdown))
-    if any(re.search(_word(word), text) for word in _UNSCORABLE):
+    if _unscorable(text):
         return []
     found = _mentions(text)
     outer = [m for m in found if not any(o[0] <= m[0] and m[1] <= o[1] and o != m for o in found)]
