@@ -118,6 +118,11 @@ class Settings(BaseSettings):
         default=None,
         description="a checkout of openai/mle-bench: each competition's config, description and leaderboard",
     )
+    mlebench_python: Path | None = Field(
+        default=None,
+        description="an interpreter that imports mlebench, to run each competition's own grade.py (default: this "
+        "one, the checkout on its path; where neither imports it, AGENT-K's metric grades)",
+    )
     daily_submissions: int | None = Field(
         default=None, ge=1, description="submissions per UTC day; default: the platform's own limit (Kaggle: 5)"
     )

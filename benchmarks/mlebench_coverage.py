@@ -22,6 +22,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent_k.competition.metric_names import metric_from_name, other_family
+from agent_k.competition.registry import metric_named
 from agent_k.platforms.local.platform import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
 from agent_k.platforms.targets import CompetitionInputError
@@ -66,6 +67,9 @@ def _layout(competition: str, metric: str | None, scratch: Path) -> str:
         platform.add(competition, tables, metric=metric or shape.metric, references=False)
     except CompetitionInputError as exc:
         return f"refused: {exc}"
+    there, cap = getattr(shape, "classes_there", None), metric_named(metric or shape.metric).max_classes
+    if there is not None and there > cap:  # the folder is small; the real one has more classes than a head takes
+        return f"refused: the real competition's {there:,} classes are over {metric or shape.metric}'s cap of {cap:,}"
     return "entered"
 
 

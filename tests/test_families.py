@@ -12,7 +12,16 @@ import pandas as pd
 import pytest
 
 from agent_k.ml.evaluate import CompetitionData, EvaluationRequest, evaluate
-from agent_k.ml.families import FAMILIES, SVM_ROWS, WARM_PRELOAD, DataTraits, ModelFamily, recommended
+from agent_k.ml.families import (
+    FAMILIES,
+    LINEAR_CELLS,
+    RETRIEVAL_CLASSES,
+    SVM_ROWS,
+    WARM_PRELOAD,
+    DataTraits,
+    ModelFamily,
+    recommended,
+)
 from agent_k.ml.profiling import profile
 from agent_k.ml.search import default_recipe
 from agent_k.ml.search.space import SPACE, check_recipe
@@ -47,6 +56,18 @@ def test_research_orders_the_families_by_the_data() -> None:
     assert ModelFamily.svm not in table, "its regression would need a scaled target"
     assert ModelFamily.svm not in recommended(DataTraits(rows=SVM_ROWS + 1, numeric_only=True, classification=True))
     assert ModelFamily.svm not in recommended(DataTraits(rows=1_000, classification=True)), "categories: the trees'"
+
+
+def test_many_classes_lead_with_nearest_neighbours_and_leave_out_what_grows_with_them() -> None:
+    """Past RETRIEVAL_CLASSES the retrieval head (k-NN on the embedding) comes first and boosting is left out; the
+    linear model stays while rows times classes are within LINEAR_CELLS."""
+    few = recommended(DataTraits(rows=900, media=True, classification=True, classes=RETRIEVAL_CLASSES))
+    assert few[0] is ModelFamily.linear and ModelFamily.lightgbm in few
+    many = recommended(DataTraits(rows=900, media=True, classification=True, classes=300))
+    assert many[0] is ModelFamily.knn and ModelFamily.linear in many
+    assert not {ModelFamily.lightgbm, ModelFamily.hist_gradient_boosting} & set(many)
+    wide = recommended(DataTraits(rows=3_030, media=True, classification=True, classes=1_010))
+    assert wide[0] is ModelFamily.knn and ModelFamily.linear not in wide and LINEAR_CELLS < 3_030 * 1_010
 
 
 def test_a_kernel_machine_classifies_a_small_numeric_table_in_the_sandbox(home: Path, tmp_path: Path) -> None:

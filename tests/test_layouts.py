@@ -12,10 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from agent_k.competition.metric import MANY_CLASSES
 from agent_k.platforms.layouts import LayoutError, arrange_folder
 from agent_k.platforms.layouts.media import labels_in_names
 from agent_k.platforms.layouts.records import read_records
 from agent_k.platforms.local import LocalPlatform
+from agent_k.platforms.local.user_files import from_folder
+from agent_k.platforms.targets import CompetitionInputError
 from tests.conftest import run_cli
 
 RNG = np.random.default_rng(7)
@@ -236,3 +239,28 @@ def test_the_part_of_a_file_name_that_is_its_class() -> None:
     assert (
         labels_in_names([f"{s}_{a}.png" for s in ("left", "right") for a in ("up", "down") for _ in range(3)]) is None
     )
+
+
+def test_a_label_space_past_two_hundred_classes_is_entered_where_the_metric_reads_the_most_probable(
+    home: Path, tmp_path: Path
+) -> None:
+    """300 classes: accuracy and top-1 error (the argmax) enter them; macro F1, whose rule is fitted class by class,
+    refuses them in one line. Past MANY_CLASSES every metric does."""
+
+    def folder(classes: int) -> Path:
+        rows = 2 * classes + 60
+        frame = pd.DataFrame({"id": range(rows), "x": RNG.normal(size=rows), "y": np.arange(rows) % classes})
+        train, test = frame.iloc[: 2 * classes], frame.iloc[2 * classes :]
+        return _write(tmp_path / str(classes), train__csv=train, test__csv=test.drop(columns="y"),
+                      sample_submission__csv=test[["id"]].assign(y=0))  # fmt: skip
+
+    platform = LocalPlatform(home / "competitions")
+    tables = from_folder(folder(300), "many", [], solution=None)
+    for metric in ("accuracy", "error_rate"):
+        spec = platform.add(f"many-{metric.replace('_', '-')}", tables, metric=metric, references=False)
+        assert spec.task.value == "multiclass" and len(spec.classes or []) == 300
+    with pytest.raises(CompetitionInputError, match="the target has 300 classes"):
+        platform.add("many-f1", tables, metric="f1_macro", references=False)
+    past = from_folder(folder(MANY_CLASSES + 1), "past", [], solution=None)
+    with pytest.raises(CompetitionInputError, match=f"the target has {MANY_CLASSES + 1} classes"):
+        platform.add("past", past, metric="accuracy", references=False)

@@ -4,6 +4,7 @@ placed on its Kaggle leaderboard by MLE-bench's rules, recomputed here from the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -19,9 +20,10 @@ from agent_k.competition.metric_names import metric_from_name, metrics_in_descri
 from agent_k.platforms.base import PlatformError
 from agent_k.platforms.layouts import arrange_folder
 from agent_k.platforms.mlebench.adapter import MlebenchPlatform
+from agent_k.platforms.mlebench.grader import grade_with_checkout
 from tests.conftest import run_cli
 from tests.support import mlebench
-from tests.support.mlebench_prepared import SPACESHIP, spaceship
+from tests.support.mlebench_prepared import SPACESHIP, install_grader, spaceship
 
 START = Path(__file__).resolve().parent.parent / "integrations" / "mlebench" / "start.sh"
 
@@ -226,8 +228,6 @@ def test_auc_over_several_label_columns_is_their_mean_column_wise_auc(tmp_path: 
 def test_listing_reads_each_config_and_enters_nothing(tmp_path: Path) -> None:
     """`competitions list --platform mlebench` names what can be entered from the configs alone; a competition is
     entered (its files arranged) only when a mission asks for it."""
-    import asyncio
-
     prepared = spaceship(tmp_path / "mle", teams=40)
     platform = MlebenchPlatform(prepared.data, prepared.repo, tmp_path / "home")
     listed = asyncio.run(platform.list_competitions())
@@ -264,3 +264,43 @@ def test_a_set_of_labels_goes_back_as_the_set_its_scores_choose(tmp_path: Path) 
         row = by_image[image]
         expected = [t for t, s in zip(shape.targets, row, strict=True) if s >= 0.5] or [shape.targets[row.argmax()]]
         assert labels.split(" ") == expected
+
+
+def test_a_submission_is_graded_by_the_competitions_own_grade_py_where_the_checkout_runs_it(tmp_path: Path) -> None:
+    """Without an importable checkout AGENT-K's accuracy grades, and the board says so; once the checkout's grader
+    imports, spaceship-titanic's own `grade.py` grades (its score is accuracy on the answers, to 5 decimals), and
+    what it refuses has no score, with its reason."""
+    prepared = spaceship(tmp_path / "mle", teams=300)
+    platform = MlebenchPlatform(prepared.data, prepared.repo, tmp_path / "home")
+    answers = pd.read_csv(prepared.answers)
+    grade_fn = "mlebench.competitions.spaceship-titanic.grade:grade"
+
+    def submitted(name: str, flipped: float) -> tuple[Path, float]:
+        flip = np.random.default_rng(len(name)).random(len(answers)) < flipped
+        guess = answers[["PassengerId"]].assign(Transported=answers["Transported"] ^ flip)
+        path = tmp_path / f"{name}.csv"
+        guess.to_csv(path, index=False)
+        return path, round(accuracy_score(answers["Transported"], guess["Transported"]), 5)
+
+    ours, expected = submitted("ours", 0.3)
+    assert grade_with_checkout(grade_fn, ours, prepared.answers, prepared.repo) is None, "no mlebench to import"
+    first = asyncio.run(platform.submit(SPACESHIP, ours, "", "ours"))
+    assert first.private_score == expected
+    board = asyncio.run(platform.leaderboard(SPACESHIP))
+    assert [e.note for e in board if not e.reference] == ["the team's best graded submission of 1, graded by "
+                                                          "AGENT-K's accuracy"]  # fmt: skip
+
+    install_grader(prepared.repo)
+    theirs, expected = submitted("theirs-graded", 0.1)
+    second = asyncio.run(platform.submit(SPACESHIP, theirs, "", "theirs"))
+    assert second.private_score == expected and second.error is None
+    board = asyncio.run(platform.leaderboard(SPACESHIP))
+    mine = [e for e in board if not e.reference]
+    assert mine[0].private_score == expected and mine[0].note is not None and "graded by its grade.py" in mine[0].note
+    assert asyncio.run(platform.get_submission(SPACESHIP, first.id)).private_score == first.private_score
+
+    shuffled = tmp_path / "other-ids.csv"
+    pd.read_csv(theirs).assign(PassengerId=lambda f: f["PassengerId"] + "x").to_csv(shuffled, index=False)
+    refused = grade_with_checkout(grade_fn, shuffled, prepared.answers, prepared.repo)
+    assert refused is not None and refused.score is None
+    assert refused.reason == "Submission and Answers `PassengerId`'s do not match"

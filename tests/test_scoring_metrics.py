@@ -98,6 +98,7 @@ def _labels(k: int, noise: float = 0.4) -> tuple[np.ndarray, np.ndarray]:
         ("mcc", 5, skm.matthews_corrcoef),
         ("balanced_accuracy", 3, skm.balanced_accuracy_score),
         ("accuracy", 3, skm.accuracy_score),
+        ("error_rate", 4, lambda y, p: 1 - skm.accuracy_score(y, p)),
         ("qwk", 6, lambda y, p: skm.cohen_kappa_score(y, p, weights="quadratic")),
     ],
 )

@@ -23,6 +23,12 @@ Constant = Literal["mean", "median", "log-mean"]
 Item = TypeVar("Item")
 
 
+MANY_CLASSES = 5000
+"""The most classes a candidate's dense probability matrix (a column per class, out of fold and on the test rows)
+is kept for: the cap of the metrics that read only the most probable classes (docs/benchmarks.md, "Many
+classes")."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Metric:
     name: str
@@ -67,7 +73,8 @@ class Metric:
     top_k: bool = False
     """A submission row holds up to k ranked labels."""
     max_classes: int = 200
-    """More classes than this and a classification target is refused."""
+    """More classes than this and a classification target is refused: 200 where a rule is fitted per class or a
+    probability per class is submitted, MANY_CLASSES where the most probable class or a ranked list is."""
     kaggle: tuple[str, ...] = ()
     """How Kaggle's `evaluationMetric`, MLE-bench's grader names and descriptions name it (matched as whole words,
     case, `-` and `_` aside, the longest winning: `competition/metric_names.py`)."""

@@ -143,6 +143,11 @@ def accuracy(y: Array, labels: Array, k: int | None = None) -> float:
     return float(np.mean(_ints(y) == _ints(labels)))
 
 
+def error(y: Array, labels: Array, k: int | None = None) -> float:
+    """The share of rows labelled wrong (iNaturalist's top-1 classification error)."""
+    return 1.0 - accuracy(y, labels)
+
+
 def balanced_accuracy(y: Array, labels: Array, k: int) -> float:
     matrix = _confusion(y, labels, k)
     support = matrix.sum(axis=1)
@@ -254,6 +259,7 @@ def lwlrap(truth: Array, scores: Array) -> float:
 LABEL_KERNELS: dict[str, Callable[[Array, Array, int], float]] = {
     "accuracy": accuracy,
     "balanced_accuracy": balanced_accuracy,
+    "error_rate": error,
     "f1": f1,
     "f1_macro": f1_macro,
     "f1_micro": f1_micro,

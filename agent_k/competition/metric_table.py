@@ -6,7 +6,7 @@ from functools import partial
 
 from agent_k.competition import metric_kernels
 from agent_k.competition.kinds import TaskType
-from agent_k.competition.metric import Metric
+from agent_k.competition.metric import MANY_CLASSES, Metric
 
 _error = partial(Metric, scored_on="values", usual_task=TaskType.regression, maximize=False, perfect=0.0)
 _labels = partial(Metric, scored_on="labels", usual_task=TaskType.multiclass, maximize=True, perfect=1.0)
@@ -78,9 +78,14 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         kernel=metric_kernels.spearman,
         kaggle=("spearman", "spearman's rank correlation"),
     ),
-    _labels(name="accuracy", kernel=metric_kernels.accuracy, row_share=True,
+    _labels(name="accuracy", kernel=metric_kernels.accuracy, row_share=True, max_classes=MANY_CLASSES,
             kaggle=("accuracy", "categorization accuracy")),
-    _labels(name="f1_micro", kernel=metric_kernels.f1_micro, row_share=True,
+    Metric(
+        name="error_rate", perfect=0.0, maximize=False, scored_on="labels", usual_task=TaskType.multiclass,
+        kernel=metric_kernels.error, row_share=True, max_classes=MANY_CLASSES,
+        kaggle=("classification error", "error rate", "misclassification rate"),
+    ),
+    _labels(name="f1_micro", kernel=metric_kernels.f1_micro, row_share=True, max_classes=MANY_CLASSES,
            kaggle=("micro f1", "f1 micro", "micro-averaged f1", "micro averaged f1"), over_columns="f1_sets"),
     _labels(name="f1_macro", kernel=metric_kernels.f1_macro, fitted_rule=True,
            kaggle=("macro f1", "f1 macro", "macro-averaged f1", "macro f-score")),
@@ -96,7 +101,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         name="map_at_k", perfect=1.0, maximize=True, scored_on="ranked", usual_task=TaskType.multiclass,
-        kernel=metric_kernels.map_at_k, top_k=True, max_classes=5000,
+        kernel=metric_kernels.map_at_k, top_k=True, max_classes=MANY_CLASSES,
         kaggle=("map@", "mean average precision"),
     ),
 )  # fmt: skip

@@ -52,11 +52,32 @@ class DataTraits:
     it."""
     classification: bool = False
     """The target is a class, not a number."""
+    classes: int = 0
+    """How many classes (0 for a number)."""
 
     @property
     def wide(self) -> bool:
         """TF-IDF or embeddings: many weak columns, where a linear model is fast and strong, trees slow."""
         return self.text or self.media
+
+
+RETRIEVAL_CLASSES = 200
+"""Above this many classes the search leads with nearest neighbours, the retrieval head: their fit is storing
+the rows, and the classes only widen their output. Boosting, which grows a tree per class a round, is left out
+(on 300 classes LightGBM's first fit timed out in its share of 90 s: docs/benchmarks.md, "Many classes")."""
+LINEAR_CELLS = 1_000_000
+"""Rows times classes above which the linear model (a weight per class and feature) is left out too: on 900 rows
+of 300 classes it fit in 25 s and was the best model, on 3,030 rows of 1,010 its first fit ran 135 s of a 180 s
+budget and timed out."""
+
+
+def _many_classes(data: DataTraits) -> bool:
+    return data.classes > RETRIEVAL_CLASSES
+
+
+def linear_affordable(rows: int, classes: int) -> bool:
+    """Whether the linear model fits these rows and classes in a candidate's time (`LINEAR_CELLS`)."""
+    return rows * classes <= LINEAR_CELLS
 
 
 SVM_ROWS = 5_000
@@ -175,7 +196,7 @@ FAMILIES: dict[ModelFamily, Family] = {
         },
         defaults={"n_estimators": 300, "learning_rate": 0.05, "num_leaves": 31, "min_child_samples": 20,
                   "subsample": 0.8, "colsample_bytree": 0.8, "reg_lambda": 0.1},
-        rank=lambda data: 1 if data.wide else 0,
+        rank=lambda data: None if _many_classes(data) else 1 if data.wide else 0,
         fixed="subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
         stopping_defaults={"n_estimators": 1500, "learning_rate": 0.1},
         handles_missing=True, native_categorical=True, stops_early=True, preload=("lightgbm",),
@@ -191,7 +212,8 @@ FAMILIES: dict[ModelFamily, Family] = {
         },
         defaults={"learning_rate": 0.1, "max_iter": 200, "max_leaf_nodes": 31, "min_samples_leaf": 20,
                   "l2_regularization": 0.01},
-        rank=lambda data: 3, fixed="random_state=SEED", handles_missing=True, preload=("sklearn.ensemble",),
+        rank=lambda data: None if _many_classes(data) else 3,
+        fixed="random_state=SEED", handles_missing=True, preload=("sklearn.ensemble",),
     ),
     ModelFamily.random_forest: Family(
         "sklearn.ensemble", "RandomForestClassifier", "RandomForestRegressor", space=_FOREST,
@@ -206,7 +228,8 @@ FAMILIES: dict[ModelFamily, Family] = {
     ModelFamily.linear: Family(
         "sklearn.linear_model", "LogisticRegression", "Ridge",
         space={"C": Param(1e-3, 100.0, log=True)}, defaults={"C": 1.0}, text_defaults={"C": 4.0},
-        rank=lambda data: 0 if data.wide else 1, arguments=_linear_arguments,
+        rank=lambda data: None if not linear_affordable(data.rows, data.classes) else 0 if data.wide else 1,
+        arguments=_linear_arguments,
         scaled=True, seeded=False, reads_sparse_text=True, forecast_form="difference",
         preload=("sklearn.linear_model",),
     ),
@@ -214,7 +237,9 @@ FAMILIES: dict[ModelFamily, Family] = {
         "sklearn.neighbors", "KNeighborsClassifier", "KNeighborsRegressor",
         space={"n_neighbors": Param(1, 50, log=True, integer=True), "weights": Choice(("uniform", "distance"))},
         defaults={"n_neighbors": 10, "weights": "distance"},
-        rank=lambda data: 2 if data.numeric_only and not data.text and data.rows <= 20_000 else None,
+        rank=lambda data: (
+            -1 if _many_classes(data) else 2 if data.numeric_only and not data.text and data.rows <= 20_000 else None
+        ),
         scaled=True, seeded=False, preload=("sklearn.neighbors",),
     ),
     ModelFamily.svm: Family(

@@ -291,6 +291,7 @@ def recommended_families(spec: Competition, findings: ResearchFindings) -> list[
         pixels=findings.media is not None and findings.media.pixels > 0,
         fine_tune=findings.media is not None and findings.media.fine_tune,
         classification=spec.task is not TaskType.regression,
+        classes=len(spec.classes or []),
     )
     return [family.value for family in recommended(data)]
 

@@ -30,6 +30,9 @@ class MediaShape:
     """The test rows' labels, where the maker keeps them."""
     top_k: int | None = None
     """A map@k's k, which the sample alone says (it lists that many labels a row)."""
+    classes_there: int | None = None
+    """How many classes the real competition's training set has, where a folder this small cannot hold them all:
+    what the coverage benchmark checks against the metric's cap."""
 
 
 def picture(path: Path, label: int, rng: np.random.Generator, mode: str = "RGB", size: int = 48) -> None:

@@ -30,6 +30,14 @@ from tests.support.mlebench_images import (
     siim_isic_melanoma_classification,
     whale_categorization_playground,
 )
+from tests.support.mlebench_labels import (
+    alaska2_image_steganalysis,
+    herbarium_2020_fgvc7,
+    herbarium_2021_fgvc8,
+    herbarium_2022_fgvc9,
+    inaturalist_2019_fgvc6,
+    iwildcam_2020_fgvc7,
+)
 from tests.support.mlebench_signals import (
     TAGS,
     freesound_audio_tagging_2019,
@@ -57,6 +65,12 @@ MAKERS: dict[str, Callable[[Path, np.random.Generator], MediaShape]] = {
     "freesound-audio-tagging-2019": freesound_audio_tagging_2019,
     "plant-pathology-2021-fgvc8": plant_pathology_2021_fgvc8,
     "seti-breakthrough-listen": seti_breakthrough_listen,
+    "iwildcam-2020-fgvc7": iwildcam_2020_fgvc7,
+    "herbarium-2020-fgvc7": herbarium_2020_fgvc7,
+    "herbarium-2021-fgvc8": herbarium_2021_fgvc8,
+    "herbarium-2022-fgvc9": herbarium_2022_fgvc9,
+    "inaturalist-2019-fgvc6": inaturalist_2019_fgvc6,
+    "alaska2-image-steganalysis": alaska2_image_steganalysis,
 }
 
 

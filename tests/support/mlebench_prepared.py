@@ -96,3 +96,72 @@ def spaceship(root: Path, *, teams: int = 300, seed: int = 0) -> Prepared:
     })  # fmt: skip
     board.to_csv(folder / "leaderboard.csv", index=False)
     return Prepared(data, repo, public, answers, folder / "leaderboard.csv")
+
+
+GRADE_HELPERS = '''class InvalidSubmissionError(Exception):
+    """
+    A custom exception for when the agent submission cannot be graded.
+    """
+
+    pass
+'''
+UTILS = """import pandas as pd
+
+from mlebench.grade_helpers import InvalidSubmissionError
+
+
+def prepare_for_accuracy_metric(
+    submission: pd.DataFrame,
+    answers: pd.DataFrame,
+    target_column: str,
+    id_column: str,
+) -> dict:
+
+    # Answers checks
+    assert target_column in answers.columns, f"Answers must have a `{target_column}` column"
+    assert id_column in answers.columns, f"Answers must have a `{id_column}` column"
+
+    # Submission checks
+    if len(submission) != len(answers):
+        raise InvalidSubmissionError("Submission must have the same length as the answers.")
+    if target_column not in submission.columns:
+        raise InvalidSubmissionError(f"Submission must have a `{target_column}` column")
+    if id_column not in submission.columns:
+        raise InvalidSubmissionError(f"Submission must have a `{id_column}` column")
+
+    # sort on id to ensure correct order
+    submission = submission.sort_values(id_column)
+    answers = answers.sort_values(id_column)
+
+    if (submission[id_column].values != answers[id_column].values).any():
+        raise InvalidSubmissionError(f"Submission and Answers `{id_column}`'s do not match")
+
+    y_pred = submission[target_column].to_numpy()
+    y_true = answers[target_column].to_numpy()
+
+    return {"y_true": y_true, "y_pred": y_pred}
+"""
+GRADE = """import pandas as pd
+from sklearn.metrics import accuracy_score
+
+from mlebench.competitions.utils import prepare_for_accuracy_metric
+
+
+def grade(submission: pd.DataFrame, answers: pd.DataFrame) -> float:
+    accuracy_inputs = prepare_for_accuracy_metric(
+        submission=submission, answers=answers, target_column="Transported", id_column="PassengerId"
+    )
+    return accuracy_score(**accuracy_inputs)
+"""
+
+
+def install_grader(repo: Path) -> None:
+    """Make the checkout importable as MLE-bench's package, as far as spaceship-titanic's grader reaches:
+    `grade.py`, `prepare_for_accuracy_metric` and `InvalidSubmissionError`, each as the repository writes it (its
+    `mlebench/utils.py`, which needs tqdm, kaggle and the rest, stays out: the grader needs none of it)."""
+    package = repo / "mlebench"
+    (package / "__init__.py").write_text("")
+    (package / "grade_helpers.py").write_text(GRADE_HELPERS)
+    (package / "competitions" / "__init__.py").write_text("")
+    (package / "competitions" / "utils.py").write_text(UTILS)
+    (package / "competitions" / SPACESHIP / "grade.py").write_text(GRADE)

@@ -31,7 +31,20 @@ class Media:
         return f"{self.count:,} {self.kind} files ({self.suffix})"
 
 
-def role(path: Path) -> str:
+def side_of(folders: tuple[str, ...]) -> str | None:
+    """Whether these folders (the nearest first) say "train" or "test"; None when none does."""
+    for folder in reversed(folders):
+        name = folder.lower()
+        if "train" in name:
+            return "train"
+        if "test" in name:
+            return "test"
+    return None
+
+
+def role(path: Path, folders: tuple[str, ...] = ()) -> str:
+    """A table's role by its name, else by the folders it lies in (`folders`: given for the one table of its folder,
+    herbarium's `train/metadata.json`; a folder of many tables is rows of signal, not the training table)."""
     name = path.name.lower()
     if "sample" in name or "submission" in name:
         return "sample"
@@ -41,14 +54,17 @@ def role(path: Path) -> str:
         return "train"
     if "test" in name:
         return "test"
-    return "extra"
+    return side_of(folders) or "extra"
 
 
 def tables_by_role(*roots: Path) -> dict[str, list[Path]]:
     roles: dict[str, list[Path]] = {}
     for root in roots:
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TABLES):
-            roles.setdefault(role(path), []).append(path)
+        paths = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TABLES)
+        per_folder = Counter(p.parent for p in paths)
+        for path in paths:
+            alone = per_folder[path.parent] == 1
+            roles.setdefault(role(path, path.relative_to(root).parts[:-1] if alone else ()), []).append(path)
     return roles
 
 

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 
 from agent_k.media.kinds import media_kind
-from agent_k.platforms.layouts.files import LayoutError, one
+from agent_k.platforms.layouts.files import LayoutError, one, side_of
 from agent_k.platforms.layouts.records import match_column, read_records
 
 PATH_COLUMN = "path"
@@ -59,7 +59,7 @@ class FileIndex:
         for root, base in ((raw, raw), *((folder, folder.parent) for folder in unzipped)):
             for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in suffixes):
                 relative = path.relative_to(base).as_posix()
-                found.append(MediaFile(path, relative, _side(PurePosixPath(relative).parts[:-1])))
+                found.append(MediaFile(path, relative, side_of(PurePosixPath(relative).parts[:-1])))
         return cls(found, suffixes)
 
     def find(self, key: object, side: Side) -> MediaFile | None:
@@ -91,16 +91,6 @@ class FileIndex:
         return sum(self.find(v, side) is not None for v in sample) / max(len(sample), 1)
 
 
-def _side(folders: tuple[str, ...]) -> Side:
-    for folder in reversed(folders):
-        name = folder.lower()
-        if "train" in name:
-            return "train"
-        if "test" in name:
-            return "test"
-    return None
-
-
 @dataclass
 class MediaRows:
     train: pd.DataFrame
@@ -125,11 +115,20 @@ def media_rows(
 
 
 def _file_column(frame: pd.DataFrame, index: FileIndex, side: Side, prefer: str) -> str | None:
-    """The column whose values name the files on `side` (the id column first)."""
+    """The column whose values name the files on `side`: the id column first, then another id (`image_id`), then
+    any other (`file_name`)."""
     first = match_column(frame, prefer)
-    columns = [first] if first else []
-    columns += [str(c) for c in frame.columns if str(c) != first and frame[c].dtype.kind in "OUSi"]
+    others = [str(c) for c in frame.columns if str(c) != first and frame[c].dtype.kind in "OUSi"]
+    columns = ([first] if first else []) + sorted(others, key=lambda c: not re.search(r"(^|_)id$", c.lower()))
     return next((c for c in columns if index.matched(frame[c], side) >= MIN_MATCHED), None)
+
+
+def _without_file_names(frame: pd.DataFrame, index: FileIndex, side: Side, id_column: str) -> pd.DataFrame:
+    """The rows without the other columns that name their files: each file is read through its `path`, its name
+    as text is no feature, and a training name can carry the class (herbarium's `<category>/<id>.jpg`)."""
+    naming = [str(c) for c in frame.columns if str(c) not in (id_column, PATH_COLUMN) and frame[c].dtype.kind in "OUS"
+              and index.matched(frame[c], side) >= MIN_MATCHED]  # fmt: skip
+    return frame.drop(columns=naming)
 
 
 def _with_paths(frame: pd.DataFrame, column: str, index: FileIndex, side: Side) -> tuple[pd.DataFrame, int]:
@@ -166,17 +165,19 @@ def _training_rows(
         frame = frame[frame[PATH_COLUMN].notna()].reset_index(drop=True)
         notes.append(f"{missing:,} training rows name no file: left out")
     found = match_column(frame, id_column)
-    if found is None:
-        return frame.rename(columns={column: id_column})
-    return frame.rename(columns={found: id_column})
+    frame = frame.rename(columns={found or column: id_column})
+    return _without_file_names(frame, index, "train", id_column)
 
 
 def _class_folders(
     slug: str, index: FileIndex, kind: str, id_column: str, predicted: list[str], notes: list[str]
 ) -> pd.DataFrame:
-    """No table names the training files: each one's label is its folder's name (one folder per class), or a part
-    of its own name (`cat.1.jpg`, `…_TRAIN7_1.aif`)."""
+    """No table names the training files: each one's label is its folder's name (one folder per class, under a
+    training folder, or beside the test folder where there is none: alaska2's `Cover/`, `JMiPOD/`, … and `Test/`),
+    or a part of its own name (`cat.1.jpg`, `…_TRAIN7_1.aif`)."""
     files = index.on("train")
+    if not files and (files := index.on(None)):
+        notes.append(f"no training folder: the {kind} files outside the test folder are the training files")
     label = predicted[0] if len(predicted) == 1 else "label"
     names = [PurePosixPath(f.relative).name for f in files]  # as the sample names test files: with the extension
     ids = names if len(set(names)) == len(names) else [f.relative for f in files]
@@ -246,8 +247,15 @@ def _test_rows(
     frame, missing = _with_paths(frame, column, index, "test")
     if missing:
         notes.append(f"{missing:,} test rows name no file: they are predicted without one")
-    found = match_column(frame, id_column)
-    frame = frame.rename(columns={found: id_column} if found else {column: id_column})
+    found = match_column(frame, id_column) or _holding(frame, sample[id_column])
+    frame = _without_file_names(frame.rename(columns={found or column: id_column}), index, "test", id_column)
     if test_path is None:
         notes.append(f"no test table: the test rows are the sample submission's {len(frame):,} files")
     return frame
+
+
+def _holding(frame: pd.DataFrame, ids: pd.Series) -> str | None:
+    """The one column whose values are the sample's ids, under another name (herbarium 2022's `image_id` for `Id`)."""
+    wanted = set(ids.astype(str))
+    holding = [str(c) for c in frame.columns if set(frame[c].astype(str)) == wanted]
+    return holding[0] if len(holding) == 1 else None

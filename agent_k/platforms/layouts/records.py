@@ -53,7 +53,9 @@ def _json_records(text: str) -> pd.DataFrame:
         records = json.loads(text)
     except json.JSONDecodeError:
         records = [json.loads(line) for line in text.splitlines() if line.strip()]
-    if isinstance(records, dict):
+    if isinstance(records, dict) and (coco := _coco_images(records)) is not None:
+        records = coco
+    elif isinstance(records, dict):
         records = next((v for v in records.values() if isinstance(v, list)), [records])
     frame = pd.json_normalize(records, max_level=MAX_JSON_LEVELS)
     for column in list(frame.columns):
@@ -64,6 +66,28 @@ def _json_records(text: str) -> pd.DataFrame:
         else:
             frame[column] = frame[column].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
     return frame
+
+
+def _coco_images(document: dict[str, object]) -> list[dict[str, object]] | None:
+    """COCO-style metadata (`images`, and in training `annotations` of `image_id` and `category_id`): a record per
+    image, with the `category_id` of its first annotation where it has annotations; images without one are not
+    training rows then. An image's key is `id` (COCO's) or `image_id` (herbarium 2022's). None where the document
+    is not shaped so."""
+    images, annotations = document.get("images"), document.get("annotations")
+    if not isinstance(images, list) or not images or not all(isinstance(i, dict) for i in images):
+        return None
+    key = next((k for k in ("id", "image_id") if all(isinstance(i.get(k), str | int) for i in images)), None)
+    if key is None:
+        return None
+    if not isinstance(annotations, list) or not annotations:
+        return images
+    category: dict[object, object] = {}
+    for annotation in annotations:
+        labelled = isinstance(annotation, dict) and "category_id" in annotation
+        if not labelled or not isinstance(annotation.get("image_id"), str | int):
+            return None
+        category.setdefault(annotation["image_id"], annotation["category_id"])
+    return [{**image, "category_id": category[image[key]]} for image in images if image[key] in category]
 
 
 SUMMARIES = ("mean", "std", "min", "q10", "q50", "q90", "max")

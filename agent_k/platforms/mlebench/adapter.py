@@ -3,12 +3,15 @@ answers by the metric the competition's grader uses, and ranked on its real Kagg
 
 A competition is entered once, as a user's folder is (`agent_k.platforms.layouts`), into a local platform of its
 own under the home: the answers are its hidden labels, all private (MLE-bench grades every test row at once;
-there is no public score), and its board is `leaderboard.csv` instead of reference teams. A standing is then a
-place among the competition's real Kaggle teams, with MLE-bench's medal rules (`agent_k.platforms.ranking`).
+there is no public score), and its board is `leaderboard.csv` instead of reference teams. A submission is graded
+by the competition's own `grade.py` where the checkout is installed (`grader`), else by our declaration of the
+same metric; a standing is then a place among the competition's real Kaggle teams, with MLE-bench's medal rules
+(`agent_k.platforms.ranking`).
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +23,7 @@ from agent_k.platforms.layouts.submission_format import SubmissionFormat
 from agent_k.platforms.local.platform import LocalPlatform
 from agent_k.platforms.local.user_files import from_folder
 from agent_k.platforms.mlebench.files import CompetitionFiles, competition_files, known_ids
+from agent_k.platforms.mlebench.grader import GRADER_NAME, grade_with_checkout
 from agent_k.platforms.targets import CompetitionInputError
 
 if TYPE_CHECKING:
@@ -29,9 +33,11 @@ if TYPE_CHECKING:
 class MlebenchPlatform:
     name = "mlebench"
 
-    def __init__(self, data: Path, repo: Path, home: Path) -> None:
-        self.data, self.repo = data, repo
+    def __init__(self, data: Path, repo: Path, home: Path, python: Path | None = None) -> None:
+        self.data, self.repo, self.python = data, repo, python
         self.local = LocalPlatform(home / "competitions")
+        self.grades = home / "grades"
+        """A JSON file per competition: each submission's grade by its `grade.py`, where one graded it."""
         self.team = self.local.team
 
     @classmethod
@@ -39,7 +45,7 @@ class MlebenchPlatform:
         """The platform the settings configure (the declaration checks first that they do)."""
         if settings.mlebench_data is None or settings.mlebench_repo is None:
             raise PlatformError("the mlebench platform needs AGENT_K_MLEBENCH_DATA and AGENT_K_MLEBENCH_REPO")
-        return cls(settings.mlebench_data, settings.mlebench_repo, settings.home / "mlebench")
+        return cls(settings.mlebench_data, settings.mlebench_repo, settings.home / "mlebench", settings.mlebench_python)
 
     def files(self, competition_id: str) -> CompetitionFiles:
         return competition_files(self.data, self.repo, competition_id)
@@ -112,13 +118,49 @@ class MlebenchPlatform:
 
     async def submit(self, competition_id: str, file: Path, message: str, idempotency_key: str) -> Submission:
         await self.get_competition(competition_id)
-        return _graded(await self.local.submit(competition_id, file, message, idempotency_key))
+        submission = await self.local.submit(competition_id, file, message, idempotency_key)
+        if submission.private_score is not None:
+            await run_blocking(self._grade, competition_id, submission.id, file)
+        return self._graded(submission)
 
     async def get_submission(self, competition_id: str, submission_id: str) -> Submission:
-        return _graded(await self.local.get_submission(competition_id, submission_id))
+        return self._graded(await self.local.get_submission(competition_id, submission_id))
 
     async def list_submissions(self, competition_id: str) -> list[Submission]:
-        return [_graded(s) for s in await self.local.list_submissions(competition_id)]
+        return [self._graded(s) for s in await self.local.list_submissions(competition_id)]
+
+    def _grade(self, competition_id: str, submission_id: str, file: Path) -> None:
+        """Grade the submission with the competition's `grade.py`, once, where the checkout runs it."""
+        if submission_id in self._grades_of(competition_id):
+            return
+        files = self.files(competition_id)
+        grade_fn = str((files.config.get("grader") or {}).get("grade_fn") or "")
+        grade = grade_with_checkout(grade_fn, file, files.answers, self.repo, self.python)
+        if grade is None:
+            return
+        with self.local.lock(f"mlebench-grades-{competition_id}"):
+            grades = {**self._grades_of(competition_id), submission_id: {"score": grade.score, "reason": grade.reason}}
+            path = self.grades / f"{competition_id}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(".tmp")
+            temporary.write_text(json.dumps(grades))
+            temporary.replace(path)
+
+    def _grades_of(self, competition_id: str) -> dict[str, dict[str, float | str | None]]:
+        path = self.grades / f"{competition_id}.json"
+        return json.loads(path.read_text()) if path.is_file() else {}
+
+    def _graded(self, submission: Submission) -> Submission:
+        """The submission with its score as MLE-bench's grader reports it: its `grade.py`'s where that ran, else
+        ours to the grader's 5 decimals."""
+        grade = self._grades_of(submission.competition_id).get(submission.id)
+        if grade is not None:
+            score, reason = grade["score"], grade["reason"]
+            update = {"private_score": score, "error": None if score is not None else f"{GRADER_NAME}: {reason}"}
+            return submission.model_copy(update=update)
+        if submission.private_score is None:
+            return submission
+        return submission.model_copy(update={"private_score": round(submission.private_score, GRADE_DECIMALS)})
 
     async def leaderboard(self, competition_id: str) -> list[LeaderboardEntry]:
         """The competition's Kaggle teams by their private scores, and ours by its best graded submission."""
@@ -135,13 +177,14 @@ class MlebenchPlatform:
         graded = [s for s in await self.list_submissions(competition_id) if s.private_score is not None]
         if graded:
             best = spec.scored_by.ranked(graded, lambda s: s.private_score)[0]
+            by = GRADER_NAME if best.id in self._grades_of(competition_id) else f"AGENT-K's {spec.metric}"
             entries.append(
                 LeaderboardEntry(
                     team=self.team,
                     public_score=None,
                     private_score=best.private_score,
                     reference=False,
-                    note=f"the team's best graded submission of {len(graded)}",
+                    note=f"the team's best graded submission of {len(graded)}, graded by {by}",
                 )
             )
         return entries
@@ -149,10 +192,3 @@ class MlebenchPlatform:
 
 GRADE_DECIMALS = 5
 """MLE-bench's `Grader.__call__` rounds a score to 5 decimals before it is ranked."""
-
-
-def _graded(submission: Submission) -> Submission:
-    """The submission with its score as MLE-bench's grader reports it."""
-    if submission.private_score is None:
-        return submission
-    return submission.model_copy(update={"private_score": round(submission.private_score, GRADE_DECIMALS)})
