@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from agent_k.competition import TaskType
-from agent_k.ml.families import EARLY_STOPPING_ROWS, FAMILIES, REGRESSION_EARLY_STOPPING_ROWS
+from agent_k.ml.families import EARLY_STOPPING_ROWS, FAMILIES, REGRESSION_EARLY_STOPPING_ROWS, RETRIEVAL_CLASSES
 from agent_k.ml.portfolio import TableShape, family_starts, load_portfolio, start_portfolio, table_shape
 from agent_k.ml.portfolio.build import BUILTIN_NAMES, PORTFOLIO, RESULTS, TABLES, assemble, configurations
 from agent_k.ml.portfolio.tasks import load_tasks
@@ -138,3 +138,20 @@ def test_assembling_normalises_each_table_between_its_best_and_its_median(tmp_pa
     median = float(np.nanmedian([e for e in errors if e is not None]))
     assert row[0] == 0.0 and row[3] == 1.0 and row[-1] == 1.0
     assert row[1] == pytest.approx(round(1 / median, 3))
+
+
+def test_nearest_neighbours_on_many_classes_of_a_few_rows_each_start_with_as_many_neighbours() -> None:
+    """Past RETRIEVAL_CLASSES, k-NN starts with as many neighbours as a class has fit rows where that is under its
+    default (more would outvote a row's own class), over the portfolio's learned start too; with fewer classes, or
+    more rows a class, where it would start anyway."""
+    prepared = prepared_builtin("penguins")
+    spec, findings = prepared.spec, profile(prepared.spec, prepared.train, prepared.test)
+    folds = findings.cv.n_folds
+    for classes, n_train, neighbours in ((1_010, 3_030, 2), (1_010, 60_000, None), (RETRIEVAL_CLASSES, 400, None)):
+        many = spec.model_copy(update={"classes": [str(c) for c in range(classes)]})
+        sized = findings.model_copy(update={"n_train": n_train})
+        (recipe,) = first_recipes([ModelFamily.knn], sized, many, ())
+        (anyway,) = first_recipes([ModelFamily.knn], sized, spec, ())
+        expected = anyway.params["n_neighbors"] if neighbours is None else neighbours
+        assert recipe.params["n_neighbors"] == expected, (classes, n_train)
+    assert int(3_030 * (folds - 1) / folds / 1_010) == 2

@@ -13,7 +13,7 @@ from itertools import combinations
 
 from agent_k.competition import Competition, TaskType
 from agent_k.competition.research import ResearchFindings
-from agent_k.ml.families import early_stopping_rows
+from agent_k.ml.families import RETRIEVAL_CLASSES, early_stopping_rows
 from agent_k.ml.params import ParamValue
 from agent_k.ml.portfolio import family_starts, start_portfolio, table_shape
 from agent_k.ml.recipes import ModelFamily, Recipe, Solution
@@ -133,7 +133,21 @@ def first_recipes(
         for family in families:
             if family not in learned and family.spec.stopping_defaults:
                 learned[family] = {**family.spec.defaults, **family.spec.stopping_defaults}
+    if ModelFamily.knn in families and (few := _rows_a_class(findings, competition)):  # over a learned start too
+        learned[ModelFamily.knn] = {**learned.get(ModelFamily.knn, ModelFamily.knn.spec.defaults), "n_neighbors": few}
     return [starting_recipe(family, options, drop, learned.get(family)) for family in families]
+
+
+def _rows_a_class(findings: ResearchFindings, competition: Competition) -> int | None:
+    """Past RETRIEVAL_CLASSES, where classes have fewer fit rows each than k-NN's default neighbours, as many
+    neighbours as a class has fit rows: more would outvote a row's own class with others'."""
+    classes = len(competition.classes or [])
+    if classes <= RETRIEVAL_CLASSES:
+        return None
+    folds = findings.cv.n_folds
+    each = int(findings.n_train * (folds - 1) / folds / classes)
+    default = int(ModelFamily.knn.spec.defaults["n_neighbors"])
+    return max(1, each) if each < default else None
 
 
 def _fits_stop_early(findings: ResearchFindings, competition: Competition) -> bool:
