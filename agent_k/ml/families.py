@@ -75,9 +75,15 @@ def _many_classes(data: DataTraits) -> bool:
     return data.classes > RETRIEVAL_CLASSES
 
 
-def linear_affordable(rows: int, classes: int) -> bool:
-    """Whether the linear model fits these rows and classes in a candidate's time (`LINEAR_CELLS`)."""
-    return rows * classes <= LINEAR_CELLS
+def affordable(family: ModelFamily, rows: int, classes: int) -> bool:
+    """Whether the family's fit grows slowly enough with the classes for these rows: boosting not past
+    RETRIEVAL_CLASSES, the linear model not past LINEAR_CELLS (read by the families' ranks and by Prototype's
+    baselines alike)."""
+    if family in (ModelFamily.lightgbm, ModelFamily.hist_gradient_boosting):
+        return classes <= RETRIEVAL_CLASSES
+    if family is ModelFamily.linear:
+        return rows * classes <= LINEAR_CELLS
+    return True
 
 
 SVM_ROWS = 5_000
@@ -196,7 +202,7 @@ FAMILIES: dict[ModelFamily, Family] = {
         },
         defaults={"n_estimators": 300, "learning_rate": 0.05, "num_leaves": 31, "min_child_samples": 20,
                   "subsample": 0.8, "colsample_bytree": 0.8, "reg_lambda": 0.1},
-        rank=lambda data: None if _many_classes(data) else 1 if data.wide else 0,
+        rank=lambda data: int(data.wide) if affordable(ModelFamily.lightgbm, data.rows, data.classes) else None,
         fixed="subsample_freq=1, random_state=SEED, n_jobs=N_JOBS, verbosity=-1",
         stopping_defaults={"n_estimators": 1500, "learning_rate": 0.1},
         handles_missing=True, native_categorical=True, stops_early=True, preload=("lightgbm",),
@@ -212,7 +218,7 @@ FAMILIES: dict[ModelFamily, Family] = {
         },
         defaults={"learning_rate": 0.1, "max_iter": 200, "max_leaf_nodes": 31, "min_samples_leaf": 20,
                   "l2_regularization": 0.01},
-        rank=lambda data: None if _many_classes(data) else 3,
+        rank=lambda data: 3 if affordable(ModelFamily.hist_gradient_boosting, data.rows, data.classes) else None,
         fixed="random_state=SEED", handles_missing=True, preload=("sklearn.ensemble",),
     ),
     ModelFamily.random_forest: Family(
@@ -228,7 +234,7 @@ FAMILIES: dict[ModelFamily, Family] = {
     ModelFamily.linear: Family(
         "sklearn.linear_model", "LogisticRegression", "Ridge",
         space={"C": Param(1e-3, 100.0, log=True)}, defaults={"C": 1.0}, text_defaults={"C": 4.0},
-        rank=lambda data: None if not linear_affordable(data.rows, data.classes) else 0 if data.wide else 1,
+        rank=lambda data: (0 if data.wide else 1) if affordable(ModelFamily.linear, data.rows, data.classes) else None,
         arguments=_linear_arguments,
         scaled=True, seeded=False, reads_sparse_text=True, forecast_form="difference",
         preload=("sklearn.linear_model",),

@@ -24,7 +24,7 @@ from agent_k.mission.phases import Phase
 from agent_k.mission.recovery import RepairGoal, Step, StepError, run_step
 from agent_k.mission.screening import evaluate_proposals
 from agent_k.mission.state import MissionResult
-from agent_k.ml.families import RETRIEVAL_CLASSES, linear_affordable
+from agent_k.ml.families import affordable
 from agent_k.ml.recipes import ModelFamily
 from agent_k.ml.search import Proposal, first_recipes, ranked
 from agent_k.sandbox import shared_reader
@@ -36,9 +36,8 @@ cores, more on busy ones, and one cut off at its timeout leaves nothing."""
 READ_MARGIN_S = 0.5
 """Kept between a model's timeout and the deadline: stopping it, and reading what it left."""
 CHEAP_BASELINE = ModelFamily.linear
-"""Runs beside the recommended family, so a tight budget still yields a baseline; not where many rows of many
-classes make it slow (`agent_k.ml.families.LINEAR_CELLS`). The fallback, boosting, is not tried past
-`RETRIEVAL_CLASSES`."""
+"""Runs beside the recommended family, so a tight budget still yields a baseline; it, and the fallback, only where
+their fit is affordable for the classes (`agent_k.ml.families.affordable`)."""
 FALLBACK = ModelFamily.hist_gradient_boosting
 BASELINE = Step(
     Phase.prototype,
@@ -90,9 +89,8 @@ class PrototypeNode(PhaseNode):
         assert competition is not None and findings is not None
         drops = feature_drops(state)
         first = ModelFamily(findings.model_families[0])
-        classes = len(competition.classes or [])
-        cheap = {CHEAP_BASELINE} if linear_affordable(findings.n_train, classes) else set()
-        fallback = {FALLBACK} if classes <= RETRIEVAL_CLASSES else set()
+        rows, classes = findings.n_train, len(competition.classes or [])
+        cheap, fallback = ({f} if affordable(f, rows, classes) else set() for f in (CHEAP_BASELINE, FALLBACK))
         tried: list[ArchivedCandidate] = []
         for families in ({first} | cheap, fallback - {first} - cheap):
             # The baseline may use the time up to the end of Evolution's window: without one, nothing follows.

@@ -121,13 +121,14 @@ class MlebenchPlatform:
         submission = await self.local.submit(competition_id, file, message, idempotency_key)
         if submission.private_score is not None:
             await run_blocking(self._grade, competition_id, submission.id, file)
-        return self._graded(submission)
+        return _graded(submission, self._grades_of(competition_id))
 
     async def get_submission(self, competition_id: str, submission_id: str) -> Submission:
-        return self._graded(await self.local.get_submission(competition_id, submission_id))
+        return _graded(await self.local.get_submission(competition_id, submission_id), self._grades_of(competition_id))
 
     async def list_submissions(self, competition_id: str) -> list[Submission]:
-        return [self._graded(s) for s in await self.local.list_submissions(competition_id)]
+        grades = self._grades_of(competition_id)  # read once for them all
+        return [_graded(s, grades) for s in await self.local.list_submissions(competition_id)]
 
     def _grade(self, competition_id: str, submission_id: str, file: Path) -> None:
         """Grade the submission with the competition's `grade.py`, once, where the checkout runs it."""
@@ -149,18 +150,6 @@ class MlebenchPlatform:
     def _grades_of(self, competition_id: str) -> dict[str, dict[str, float | str | None]]:
         path = self.grades / f"{competition_id}.json"
         return json.loads(path.read_text()) if path.is_file() else {}
-
-    def _graded(self, submission: Submission) -> Submission:
-        """The submission with its score as MLE-bench's grader reports it: its `grade.py`'s where that ran, else
-        ours to the grader's 5 decimals."""
-        grade = self._grades_of(submission.competition_id).get(submission.id)
-        if grade is not None:
-            score, reason = grade["score"], grade["reason"]
-            update = {"private_score": score, "error": None if score is not None else f"{GRADER_NAME}: {reason}"}
-            return submission.model_copy(update=update)
-        if submission.private_score is None:
-            return submission
-        return submission.model_copy(update={"private_score": round(submission.private_score, GRADE_DECIMALS)})
 
     async def leaderboard(self, competition_id: str) -> list[LeaderboardEntry]:
         """The competition's Kaggle teams by their private scores, and ours by its best graded submission."""
@@ -192,3 +181,16 @@ class MlebenchPlatform:
 
 GRADE_DECIMALS = 5
 """MLE-bench's `Grader.__call__` rounds a score to 5 decimals before it is ranked."""
+
+
+def _graded(submission: Submission, grades: dict[str, dict[str, float | str | None]]) -> Submission:
+    """The submission with its score as MLE-bench's grader reports it: its `grade.py`'s where that ran (`grades`),
+    else ours to the grader's 5 decimals."""
+    grade = grades.get(submission.id)
+    if grade is not None:
+        score, reason = grade["score"], grade["reason"]
+        update = {"private_score": score, "error": None if score is not None else f"{GRADER_NAME}: {reason}"}
+        return submission.model_copy(update=update)
+    if submission.private_score is None:
+        return submission
+    return submission.model_copy(update={"private_score": round(submission.private_score, GRADE_DECIMALS)})
